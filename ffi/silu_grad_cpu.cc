@@ -1,0 +1,56 @@
+// The CPU handler: decode XLA's buffers, run the kernel's two phases with the
+// XLA-owned workspace buffer, parallelise over XLA's intra-op thread pool.
+#include <string>
+
+#include "handlers.h"
+#include "silu_grad.h"
+#include "tensor_desc.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace jas::ffi {
+namespace {
+
+void ScheduleOnPool(void* pool, void (*task)(void*), void* arg) {
+  static_cast<xffi::ThreadPool*>(pool)->Schedule([task, arg] { task(arg); });
+}
+
+xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
+                            xffi::Result<xffi::AnyBuffer> grad_input,
+                            xffi::Result<xffi::AnyBuffer> workspace) {
+  const TensorDesc go = Describe(grad_output);
+  const TensorDesc x = Describe(self);
+  const TensorDesc gi = Describe(*grad_input);
+  uint64_t workspace_bytes = 0;
+  SiluGradExecutor* executor = nullptr;
+  if (Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &workspace_bytes, &executor); s != kSuccess) {
+    return StatusError(s, "phase 1 (GetWorkspaceSize)",
+                       "grad_output " + ShapeString(grad_output) + ", self " + ShapeString(self) +
+                           ", grad_input " + ShapeString(*grad_input));
+  }
+  // The workspace is an extra XLA result sized at trace time by the same phase 1.
+  const uint64_t have = workspace->size_bytes();
+  if (have < workspace_bytes) {
+    SiluGradDestroyExecutor(executor);
+    return xffi::Error::InvalidArgument(
+        "jax_ascend_silu: workspace buffer holds " + std::to_string(have) + " bytes, phase 1 needs " +
+        std::to_string(workspace_bytes));
+  }
+  Parallel parallel{&pool, pool.num_threads(), &ScheduleOnPool};
+  void* ws = workspace_bytes > 0 ? workspace->untyped_data() : nullptr;
+  if (Status s = SiluGradRun(ws, have, executor, &parallel); s != kSuccess) {
+    return StatusError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
+  }
+  return xffi::Error::Success();
+}
+
+}  // namespace
+}  // namespace jas::ffi
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    JaxAscendSiluGradCpu, jas::ffi::SiluGradCpuImpl,
+    ::xla::ffi::Ffi::Bind()
+        .Ctx<::xla::ffi::ThreadPool>()      // XLA's intra-op pool: phase 2's helpers
+        .Arg<::xla::ffi::AnyBuffer>()       // grad_output: F32/F16/BF16, broadcastable
+        .Arg<::xla::ffi::AnyBuffer>()       // self (x, the forward input), broadcastable
+        .Ret<::xla::ffi::AnyBuffer>()       // grad_input: the broadcast shape
+        .Ret<::xla::ffi::AnyBuffer>());     // workspace: u8[phase-1 size], owned by XLA

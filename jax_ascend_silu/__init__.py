@@ -1,0 +1,12 @@
+"""jax_ascend_silu: SiLU backward (SiluGrad) as an XLA custom call for JAX.
+
+- ``silu(x)``: SiLU whose backward pass runs the SiluGrad kernel.
+- ``silu_grad(grad_output, x)``: the SiluGrad primitive called directly.
+- ``silu_grad_p``: the primitive itself.
+"""
+
+from ._version import __version__
+from .activation import silu
+from .primitive import silu_grad, silu_grad_p
+
+__all__ = ["__version__", "silu", "silu_grad", "silu_grad_p"]

@@ -1,0 +1,48 @@
+// The plan phase 1 builds and phase 2 executes. Internal to kernel/.
+#ifndef JAX_ASCEND_SILU_KERNEL_SILU_GRAD_EXECUTOR_H_
+#define JAX_ASCEND_SILU_KERNEL_SILU_GRAD_EXECUTOR_H_
+
+#include <cstdint>
+
+#include "silu_grad.h"
+#include "silu_grad_isa.h"
+
+namespace jas {
+
+// A row-major walk over `dims` touching three operands (a, b, out) through
+// their own element strides. Dims are coalesced; rank is at least 1.
+struct Loop {
+  int64_t rank = 1;
+  int64_t dims[kMaxRank] = {1};
+  int64_t strides[3][kMaxRank] = {};  // [operand][dim], in elements
+  int64_t elem_bytes[3] = {};
+  int64_t numel = 1;
+};
+
+inline constexpr int64_t kDefaultChunkElements = 32 * 1024;
+
+}  // namespace jas
+
+struct jas::SiluGradExecutor {
+  DataType dtype = DataType::kFloat32;
+  TypeIndex type = TypeIndex::kF32;
+  // Over gradInput's shape. a = gradOutput, b = self, or the float32 s'(self)
+  // in the workspace when `precompute` is set.
+  Loop main;
+  // When self is broadcast (each of its elements used at least twice), s'(self)
+  // is evaluated once per element of self into the workspace (contiguous
+  // float32, self's own shape) and the main pass only multiplies.
+  bool precompute = false;
+  Loop pre;  // over self's own shape: b = self, out = workspace
+  uint64_t workspace_bytes = 0;
+  // Storage offsets (elements) applied to the data pointers.
+  int64_t offsets[3] = {};
+  const void* grad_output = nullptr;
+  const void* self = nullptr;
+  void* grad_input = nullptr;
+  bool repeatable = false;
+  Isa isa = Isa::kAuto;
+  int64_t chunk_elements = kDefaultChunkElements;
+};
+
+#endif  // JAX_ASCEND_SILU_KERNEL_SILU_GRAD_EXECUTOR_H_

@@ -1,0 +1,208 @@
+// Phase 2: walk the planned loop nest in chunks, on the calling thread and on
+// whatever helpers the caller's Parallel provides.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "silu_grad.h"
+#include "silu_grad_executor.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace jas {
+namespace {
+
+// Results must not depend on the caller's floating-point environment (XLA and
+// other libraries may enable flush-to-zero on their threads): every piece of
+// work runs with round-to-nearest and subnormals honoured.
+class FloatEnvGuard {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  FloatEnvGuard() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ & ~kClear); }
+  ~FloatEnvGuard() { _mm_setcsr(saved_); }
+
+ private:
+  static constexpr unsigned kClear = 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*rounding*/;
+  unsigned saved_;
+#endif
+};
+
+// Elements per stack tile when an operand must be gathered (strided or
+// broadcast innermost dimension) or the output scattered.
+constexpr int64_t kTile = 512;
+
+void Gather(const char* src, int64_t stride, int64_t elem, int64_t n, char* dst) {
+  if (elem == 4) {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + 4 * i, src + 4 * i * stride, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + 2 * i, src + 2 * i * stride, 2);
+  }
+}
+
+struct Pass {
+  Loop loop;
+  BlockFn fn = nullptr;
+  const char* a = nullptr;  // null when the mode has no first operand
+  const char* b = nullptr;
+  char* out = nullptr;
+};
+
+// One innermost run of n elements starting at the given addresses.
+void InnerRun(const Pass& p, const char* a, const char* b, char* out, int64_t n) {
+  const Loop& l = p.loop;
+  const int64_t inner = l.rank - 1;
+  const int64_t sa = l.strides[0][inner], sb = l.strides[1][inner], so = l.strides[2][inner];
+  if ((a == nullptr || sa == 1) && sb == 1 && so == 1) {
+    p.fn(a, b, out, n);
+    return;
+  }
+  alignas(64) char ta[kTile * 4], tb[kTile * 4], to[kTile * 4];
+  const int64_t ea = l.elem_bytes[0], eb = l.elem_bytes[1], eo = l.elem_bytes[2];
+  for (int64_t i = 0; i < n; i += kTile) {
+    const int64_t m = std::min(kTile, n - i);
+    const char* pa = nullptr;
+    if (a != nullptr) {
+      pa = a + i * sa * ea;
+      if (sa != 1) Gather(pa, sa, ea, m, ta), pa = ta;
+    }
+    const char* pb = b + i * sb * eb;
+    if (sb != 1) Gather(pb, sb, eb, m, tb), pb = tb;
+    char* po = out + i * so * eo;
+    if (so == 1) {
+      p.fn(pa, pb, po, m);
+    } else {
+      p.fn(pa, pb, to, m);
+      for (int64_t k = 0; k < m; ++k) std::memcpy(po + k * so * eo, to + k * eo, eo);
+    }
+  }
+}
+
+// Elements [begin, end) in row-major order of the loop's dims.
+void RunRange(const Pass& p, int64_t begin, int64_t end) {
+  const Loop& l = p.loop;
+  const int64_t r = l.rank;
+  int64_t idx[kMaxRank];
+  int64_t rem = begin;
+  for (int64_t d = r - 1; d >= 0; --d) {
+    idx[d] = rem % l.dims[d];
+    rem /= l.dims[d];
+  }
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t off[3] = {0, 0, 0};
+    for (int op = 0; op < 3; ++op) {
+      for (int64_t d = 0; d < r; ++d) off[op] += idx[d] * l.strides[op][d];
+      off[op] *= l.elem_bytes[op];
+    }
+    const int64_t n = std::min(l.dims[r - 1] - idx[r - 1], end - pos);
+    InnerRun(p, p.a ? p.a + off[0] : nullptr, p.b + off[1], p.out + off[2], n);
+    pos += n;
+    idx[r - 1] += n;
+    for (int64_t d = r - 1; d > 0 && idx[d] == l.dims[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+// Shared by the caller and its helper tasks. Helpers hold a reference, so a
+// helper that starts after the pass has finished finds no chunk left and
+// touches nothing else.
+struct Job {
+  Pass pass;
+  int64_t chunk = 0;
+  int64_t num_chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+
+  void Work() {
+    FloatEnvGuard env;
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < num_chunks;) {
+      const int64_t begin = c * chunk;
+      RunRange(pass, begin, std::min(begin + chunk, pass.loop.numel));
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) done.notify_all();
+    }
+  }
+};
+
+void HelperTask(void* arg) {
+  std::unique_ptr<std::shared_ptr<Job>> job(static_cast<std::shared_ptr<Job>*>(arg));
+  (*job)->Work();
+}
+
+Status RunPass(const Pass& pass, int64_t chunk, const Parallel* parallel) {
+  const int64_t numel = pass.loop.numel;
+  const int64_t num_chunks = (numel + chunk - 1) / chunk;
+  const int64_t helpers =
+      (parallel == nullptr || parallel->schedule == nullptr)
+          ? 0
+          : std::min<int64_t>(std::max<int64_t>(parallel->num_workers, 0), num_chunks - 1);
+  if (helpers == 0) {  // small tensors: no synchronisation at all
+    FloatEnvGuard env;
+    for (int64_t begin = 0; begin < numel; begin += chunk) {
+      RunRange(pass, begin, std::min(begin + chunk, numel));
+    }
+    return kSuccess;
+  }
+  std::shared_ptr<Job> job;
+  try {
+    job = std::make_shared<Job>();
+  } catch (const std::bad_alloc&) {
+    return kErrInnerCreateExecutor;
+  }
+  job->pass = pass;
+  job->chunk = chunk;
+  job->num_chunks = num_chunks;
+  for (int64_t i = 0; i < helpers; ++i) {
+    auto* ref = new (std::nothrow) std::shared_ptr<Job>(job);
+    if (ref == nullptr) break;  // fewer helpers; the caller still does the rest
+    parallel->schedule(parallel->context, &HelperTask, ref);
+  }
+  job->Work();
+  // Only chunks already claimed can be outstanding, and their owners are running.
+  for (int64_t d; (d = job->done.load(std::memory_order_acquire)) < num_chunks;) {
+    job->done.wait(d, std::memory_order_acquire);
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* executor,
+                   const Parallel* parallel) {
+  if (executor == nullptr) return kErrParamNullptr;
+  // A run-once executor is released whatever happens below.
+  std::unique_ptr<SiluGradExecutor> owned(executor->repeatable ? nullptr : executor);
+  const SiluGradExecutor& e = *executor;
+  if (workspace_size < e.workspace_bytes) return kErrParamInvalid;
+  if (e.workspace_bytes > 0 && workspace == nullptr) return kErrParamNullptr;
+  if (e.main.numel == 0) return kSuccess;
+  if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
+    return kErrParamNullptr;
+  }
+  const BlockKernels* kernels = KernelsFor(e.isa);
+  if (kernels == nullptr) return kErrInnerNullptr;
+  const BlockKernels::Entry& k = kernels->by_type[static_cast<int>(e.type)];
+  const int64_t elem = e.main.elem_bytes[0];
+  const char* go = static_cast<const char*>(e.grad_output) + e.offsets[0] * elem;
+  const char* x = static_cast<const char*>(e.self) + e.offsets[1] * elem;
+  char* out = static_cast<char*>(e.grad_input) + e.offsets[2] * elem;
+
+  Pass main{e.main, k.full, go, x, out};
+  if (e.precompute) {
+    char* ws = static_cast<char*>(workspace);
+    if (Status s = RunPass(Pass{e.pre, k.derivative, nullptr, x, ws}, e.chunk_elements, parallel);
+        s != kSuccess) {
+      return s;
+    }
+    main.fn = k.from_derivative;
+    main.b = ws;
+  }
+  return RunPass(main, e.chunk_elements, parallel);
+}
+
+}  // namespace jas

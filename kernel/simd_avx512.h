@@ -1,0 +1,73 @@
+// The vector-ops interface of silu_grad_math.h on AVX-512F (16 lanes).
+// Include only from a translation unit compiled with AVX-512F enabled.
+#ifndef JAX_ASCEND_SILU_KERNEL_SIMD_AVX512_H_
+#define JAX_ASCEND_SILU_KERNEL_SIMD_AVX512_H_
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace jas::simd {
+
+struct Avx512 {
+  using F = __m512;
+  using M = __mmask16;
+  static constexpr int kLanes = 16;
+
+  static F Set(float v) { return _mm512_set1_ps(v); }
+  static F Load(const float* p) { return _mm512_loadu_ps(p); }
+  static void Store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F LoadF16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static void StoreF16(uint16_t* p, F v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  static F LoadBF16(const uint16_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  static void StoreBF16(uint16_t* p, F v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    const __mmask16 is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    const __m512i out = _mm512_mask_blend_epi32(is_nan, r, quiet_nan);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(out));
+  }
+
+  static F Add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F Div(F a, F b) { return _mm512_div_ps(a, b); }
+  static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F Neg(F a) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+  }
+  static F Abs(F a) {
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+  }
+  static F Min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F Max(F a, F b) { return _mm512_max_ps(a, b); }
+  static F Round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static M Lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static bool Any(M m) { return m != 0; }
+  static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
+
+  static F ScaleByPow2(F p, F n) {
+    const __m512i ni = _mm512_cvtps_epi32(n);
+    const __m512i n1 = _mm512_srai_epi32(ni, 1);
+    const __m512i n2 = _mm512_sub_epi32(ni, n1);
+    const __m512i bias = _mm512_set1_epi32(127);
+    const F s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+    const F s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  }
+};
+
+}  // namespace jas::simd
+
+#endif  // JAX_ASCEND_SILU_KERNEL_SIMD_AVX512_H_
