@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "silu_grad_isa.h"
 #include "silu_grad_math.h"
@@ -35,7 +36,11 @@ template <class V, class T>
 struct Full {  // out = grad_output * s'(x)
   using A = T; using B = T; using O = T;
   static typename V::F Apply(typename V::F g, typename V::F x) {
-    return V::Mul(g, math::SiluDerivative<V>(x));
+    if constexpr (std::is_same_v<T, F32>) {
+      return math::GradF32<V>(g, x);  // float32 output: finish in double
+    } else {
+      return V::Mul(g, math::SiluDerivative<V>(x));  // one rounding to the half type follows
+    }
   }
 };
 template <class V, class T>

@@ -12,7 +12,9 @@ namespace jas::simd {
 struct Avx2 {
   using F = __m256;
   using M = __m256;
+  using D = __m256d;
   static constexpr int kLanes = 8;
+  static constexpr int kHalves = 2;
 
   static F Set(float v) { return _mm256_set1_ps(v); }
   static F Load(const float* p) { return _mm256_loadu_ps(p); }
@@ -55,6 +57,18 @@ struct Avx2 {
   static M Gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
+
+  static D SetD(double v) { return _mm256_set1_pd(v); }
+  static D Widen(F v, int half) {
+    return _mm256_cvtps_pd(half == 0 ? _mm256_castps256_ps128(v) : _mm256_extractf128_ps(v, 1));
+  }
+  static F Narrow(const D* halves) {
+    return _mm256_set_m128(_mm256_cvtpd_ps(halves[1]), _mm256_cvtpd_ps(halves[0]));
+  }
+  static D AddD(D a, D b) { return _mm256_add_pd(a, b); }
+  static D MulD(D a, D b) { return _mm256_mul_pd(a, b); }
+  static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
+  static D NegD(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
 
   static F ScaleByPow2(F p, F n) {
     const __m256i ni = _mm256_cvtps_epi32(n);

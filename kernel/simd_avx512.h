@@ -12,7 +12,9 @@ namespace jas::simd {
 struct Avx512 {
   using F = __m512;
   using M = __mmask16;
+  using D = __m512d;
   static constexpr int kLanes = 16;
+  static constexpr int kHalves = 2;
 
   static F Set(float v) { return _mm512_set1_ps(v); }
   static F Load(const float* p) { return _mm512_loadu_ps(p); }
@@ -56,6 +58,24 @@ struct Avx512 {
   static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static bool Any(M m) { return m != 0; }
   static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
+
+  static D SetD(double v) { return _mm512_set1_pd(v); }
+  static D Widen(F v, int half) {
+    const __m256 part = half == 0 ? _mm512_castps512_ps256(v)
+                                  : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return _mm512_cvtps_pd(part);
+  }
+  static F Narrow(const D* halves) {
+    const __m256 lo = _mm512_cvtpd_ps(halves[0]), hi = _mm512_cvtpd_ps(halves[1]);
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)),
+                                               _mm256_castps_pd(hi), 1));
+  }
+  static D AddD(D a, D b) { return _mm512_add_pd(a, b); }
+  static D MulD(D a, D b) { return _mm512_mul_pd(a, b); }
+  static D FmaD(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
+  static D NegD(D a) {
+    return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
+  }
 
   static F ScaleByPow2(F p, F n) {
     const __m512i ni = _mm512_cvtps_epi32(n);

@@ -13,7 +13,9 @@ namespace jas::simd {
 struct Scalar {
   using F = float;
   using M = bool;
+  using D = double;
   static constexpr int kLanes = 1;
+  static constexpr int kHalves = 1;  // one double "half" holds the one lane
 
   static F Set(float v) { return v; }
   static F Load(const float* p) { return *p; }
@@ -38,6 +40,14 @@ struct Scalar {
   static M Gt(F a, F b) { return a > b; }
   static bool Any(M m) { return m; }
   static F Select(M m, F a, F b) { return m ? a : b; }
+
+  static D SetD(double v) { return v; }
+  static D Widen(F v, int) { return v; }
+  static F Narrow(const D* halves) { return static_cast<float>(halves[0]); }
+  static D AddD(D a, D b) { return a + b; }
+  static D MulD(D a, D b) { return a * b; }
+  static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
+  static D NegD(D a) { return -a; }
 
   // p * 2^n for integral n in [-174, 0], in two steps so each factor is normal.
   static F ScaleByPow2(F p, F n) {

@@ -1,0 +1,51 @@
+"""Bad input fails at trace time with a clear TypeError/ValueError."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jax_ascend_silu as jas
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, jax.jit], ids=["eager", "jit"])
+@pytest.mark.parametrize(
+    "g, x, error, pattern",
+    [
+        (jnp.ones(3, jnp.int32), jnp.ones(3, jnp.int32), TypeError, r"grad_output has dtype int32 \(shape \(3,\)\)"),
+        (jnp.ones(3), jnp.ones(3, jnp.int8), TypeError, r"x has dtype int8"),
+        (jnp.ones(3, jnp.complex64), jnp.ones(3), TypeError, r"grad_output has dtype complex64"),
+        (jnp.ones(3), jnp.ones(3, jnp.bfloat16), TypeError, r"grad_output \(float32\[3\]\) and x \(bfloat16\[3\]\) must have the same dtype"),
+        (jnp.ones((3, 4)), jnp.ones(5), ValueError, r"shapes of grad_output \(float32\[3, 4\]\) and x \(float32\[5\]\) do not broadcast"),
+        (jnp.ones((1,) * 9), jnp.ones(1), ValueError, r"grad_output has rank 9 .*at most 8"),
+        (jnp.ones(1), jnp.ones((2,) + (1,) * 8), ValueError, r"x has rank 9"),
+    ],
+    ids=["int", "int8-x", "complex", "mixed-float", "shapes", "rank9-g", "rank9-x"],
+)
+def test_bad_operands(transform, g, x, error, pattern):
+    with pytest.raises(error, match=pattern):
+        transform(jas.silu_grad)(g, x)
+
+
+def test_float64_is_refused_with_x64():
+    with jax.enable_x64(True):
+        with pytest.raises(TypeError, match="grad_output has dtype float64"):
+            jas.silu_grad(jnp.ones(3, jnp.float64), jnp.ones(3, jnp.float64))
+        with pytest.raises(TypeError, match="x has dtype float64"):
+            jas.silu(jnp.ones(3, jnp.float64))
+
+
+def test_silu_refuses_integers():
+    with pytest.raises(TypeError, match="x has dtype int32"):
+        jas.silu(np.arange(3, dtype=np.int32))
+
+
+def test_workspace_query_rejects_what_phase_one_rejects():
+    from jax_ascend_silu import _silu_grad_ext as ext
+
+    with pytest.raises(ValueError, match=r"ACLNN_ERR_PARAM_INVALID \(161002\)"):
+        ext.workspace_size([3, 4], [5], [3, 5], "float32")
+    with pytest.raises(TypeError, match="unsupported dtype float64"):
+        ext.workspace_size([3], [3], [3], "float64")
+    assert ext.workspace_size([3, 4], [4], [3, 4], "float32") == 16
+    assert ext.workspace_size([3, 4], [3, 4], [3, 4], "float32") == 0

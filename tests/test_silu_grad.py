@@ -1,0 +1,136 @@
+"""silu_grad against the float64 reference: dtypes x shapes x broadcasting,
+eager and under jit."""
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jax_ascend_silu as jas
+import reference
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+
+# (grad_output shape, x shape): ranks 0 to 8, odd sizes, broadcasting both ways.
+SHAPES = [
+    ((), ()),
+    ((1,), (1,)),
+    ((7,), (7,)),
+    ((33, 17), (33, 17)),
+    ((3, 5, 7), (3, 5, 7)),
+    ((2, 3, 1, 5), (2, 3, 1, 5)),
+    ((2, 1, 3, 1, 2), (2, 1, 3, 1, 2)),
+    ((2, 3, 2, 3, 2, 3), (2, 3, 2, 3, 2, 3)),
+    ((1, 2, 1, 3, 1, 2, 1), (1, 2, 1, 3, 1, 2, 1)),
+    ((2, 1, 2, 1, 2, 1, 2, 3), (2, 1, 2, 1, 2, 1, 2, 3)),
+    ((4097,), (4097,)),
+    ((257, 129), (257, 129)),
+    ((5, 7), (7,)),  # x broadcast (its s'(x) is computed once, in the workspace)
+    ((7,), (5, 7)),  # grad_output broadcast
+    ((5, 1), (1, 7)),  # both broadcast
+    ((), (3, 4)),
+    ((3, 4), ()),
+    ((2, 1, 4, 1, 3, 1, 2, 1), (1, 3, 1, 5, 1, 2, 1, 3)),
+    ((0,), (0,)),
+    ((3, 0), (1,)),
+    ((600, 300), (600, 1)),  # large enough to run on several threads
+]
+
+
+def _ids(shapes):
+    g, x = shapes
+    return f"g{list(g)}-x{list(x)}".replace(" ", "")
+
+
+def _inputs(shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    g_shape, x_shape = shapes
+    g = rng.standard_normal(g_shape).astype(dtype)
+    x = (rng.standard_normal(x_shape) * 4).astype(dtype)
+    return g, x
+
+
+def _check(result, g, x, dtype):
+    expected_shape = np.broadcast_shapes(g.shape, x.shape)
+    assert result.shape == expected_shape
+    assert result.dtype == np.dtype(dtype)
+    err = reference.ulp_error(np.asarray(result), reference.silu_grad(g, x), dtype)
+    assert err.size == 0 or err.max() <= reference.MAX_ULP[np.dtype(dtype)], err.max()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shapes", SHAPES, ids=_ids)
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_matches_float64_reference(shapes, dtype, mode):
+    g, x = _inputs(shapes, dtype)
+    fn = jas.silu_grad if mode == "eager" else jax.jit(jas.silu_grad)
+    _check(fn(jnp.asarray(g), jnp.asarray(x)), g, x, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_special_values(dtype):
+    x = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 1.0, -1.0, 20.0, -20.0], dtype)
+    g = np.full(x.shape, 3.0, dtype)
+    out = np.asarray(jas.silu_grad(g, x)).astype(np.float64)
+    np.testing.assert_array_equal(out[:2], [3.0, 0.0])  # the limits, not NaN
+    assert np.isnan(out[2])
+    _check(jas.silu_grad(g, x), g, x, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_nan_grad_output_propagates(dtype):
+    g = np.array([np.nan, 1.0], dtype)
+    x = np.array([2.0, np.nan], dtype)
+    assert np.isnan(np.asarray(jas.silu_grad(g, x)).astype(np.float64)).all()
+
+
+def test_python_scalar_takes_array_dtype():
+    x = jnp.linspace(-3, 3, 5, dtype=jnp.bfloat16)
+    out = jas.silu_grad(2.0, x)
+    assert out.dtype == jnp.bfloat16
+    _check(out, np.full(x.shape, 2.0, ml_dtypes.bfloat16), np.asarray(x), ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_grad_of_silu_matches_jax_nn_silu(dtype):
+    x = jnp.asarray(np.random.default_rng(1).standard_normal((64, 33)) * 3, dtype)
+    ours = jax.jit(jax.grad(lambda v: jas.silu(v).astype(jnp.float32).sum()))(x)
+    _check(ours, np.ones(x.shape, dtype), np.asarray(x), dtype)
+    native = jax.grad(lambda v: jax.nn.silu(v).astype(jnp.float32).sum())(x)
+    tol = {np.float32: 1e-5, np.float16: 2e-3, ml_dtypes.bfloat16: 2e-2}[dtype]
+    np.testing.assert_allclose(np.asarray(ours, np.float32), np.asarray(native, np.float32), rtol=tol, atol=tol)
+
+
+def test_forward_is_jax_nn_silu():
+    x = jnp.linspace(-6, 6, 101)
+    np.testing.assert_array_equal(jas.silu(x), jax.nn.silu(x))
+
+
+def test_lowered_gradient_contains_the_custom_call():
+    x = jnp.ones((8, 8), jnp.float32)
+    text = jax.jit(jax.grad(lambda v: jas.silu(v).sum())).lower(x).as_text()
+    assert "stablehlo.custom_call @jax_ascend_silu_silu_grad" in text
+    compiled = jax.jit(jax.grad(lambda v: jas.silu(v).sum())).lower(x).compile().as_text()
+    assert "jax_ascend_silu_silu_grad" in compiled
+
+
+def test_workspace_is_an_xla_result_sized_by_phase_one():
+    # x broadcast: phase 1 asks for a float32 s'(x) per element of x.
+    g = jnp.ones((6, 10), jnp.bfloat16)
+    x = jnp.ones((10,), jnp.bfloat16)
+    text = jax.jit(jas.silu_grad).lower(g, x).as_text()
+    assert "tensor<40xui8>" in text
+    text = jax.jit(jas.silu_grad).lower(g, g).as_text()
+    assert "tensor<0xui8>" in text
+
+
+def test_tests_run_the_installed_extension():
+    import pathlib
+
+    from jax_ascend_silu import _silu_grad_ext
+
+    package_dir = pathlib.Path(jas.__file__).resolve().parent
+    repo_root = pathlib.Path(__file__).resolve().parents[1]
+    assert package_dir != repo_root / "jax_ascend_silu"
+    assert pathlib.Path(_silu_grad_ext.__file__).parent == package_dir
