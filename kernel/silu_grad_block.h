@@ -30,46 +30,62 @@ struct BF16 {
   template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreBF16(p, v); }
 };
 
-// One full vector of each mode. `A` is the element type of the first operand,
-// `B` of the second, `O` of the output.
+template <class V>
+inline void StoreHalves(double* p, const typename V::D* d) {
+  for (int h = 0; h < V::kHalves; ++h) V::StoreD(p + h * (V::kLanes / V::kHalves), d[h]);
+}
+
+// One full vector of each mode: `Vec` reads kLanes elements of each operand
+// and writes kLanes results. A, B, O are the operands' storage types.
 template <class V, class T>
 struct Full {  // out = grad_output * s'(x)
-  using A = T; using B = T; using O = T;
-  static typename V::F Apply(typename V::F g, typename V::F x) {
+  using A = typename T::Storage; using B = A; using O = A;
+  static void Vec(const A* a, const B* b, O* out) {
+    const auto g = T::template Load<V>(a), x = T::template Load<V>(b);
     if constexpr (std::is_same_v<T, F32>) {
-      return math::GradF32<V>(g, x);  // float32 output: finish in double
+      typename V::D d[V::kHalves];
+      math::GradDouble<V>(g, x, d);
+      V::Store(out, V::Narrow(d));
     } else {
-      return V::Mul(g, math::SiluDerivative<V>(x));  // one rounding to the half type follows
+      T::template Store<V>(out, math::GradFloat<V>(g, x));
     }
   }
 };
 template <class V, class T>
-struct DerivativeOnly {  // out(float32) = s'(x); the first operand is unused
-  using A = T; using B = T; using O = F32;
-  static typename V::F Apply(typename V::F, typename V::F x) { return math::SiluDerivative<V>(x); }
+struct Derivative {  // out(double) = s'(x); `a` is unused
+  using A = typename T::Storage; using B = A; using O = double;
+  static void Vec(const A*, const B* b, O* out) {
+    typename V::D d[V::kHalves];
+    math::GradDouble<V>(V::Set(1.0f), T::template Load<V>(b), d);
+    StoreHalves<V>(out, d);
+  }
 };
 template <class V, class T>
-struct FromDerivative {  // out = grad_output * d, d a precomputed float32 s'(x)
-  using A = T; using B = F32; using O = T;
-  static typename V::F Apply(typename V::F g, typename V::F d) { return V::Mul(g, d); }
+struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
+  using A = typename T::Storage; using B = double; using O = A;
+  static void Vec(const A* a, const B* b, O* out) {
+    const auto g = T::template Load<V>(a);
+    typename V::D d[V::kHalves];
+    for (int h = 0; h < V::kHalves; ++h) {
+      d[h] = V::MulD(V::Widen(g, h), V::LoadD(b + h * (V::kLanes / V::kHalves)));
+    }
+    T::template Store<V>(out, V::Narrow(d));
+  }
 };
 
 template <class V, class Mode>
 void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
-  using A = typename Mode::A::Storage;
-  using B = typename Mode::B::Storage;
-  using O = typename Mode::O::Storage;
+  using A = typename Mode::A;
+  using B = typename Mode::B;
+  using O = typename Mode::O;
   const A* a = static_cast<const A*>(a_v);
   const B* b = static_cast<const B*>(b_v);
   O* out = static_cast<O*>(out_v);
   constexpr int64_t kL = V::kLanes;
+  A zeros[kL] = {};  // stands in for an absent first operand
   int64_t i = 0;
-  for (; i + kL <= n; i += kL) {
-    // Both loads happen before the store, so `out` may alias either input.
-    const auto av = a ? Mode::A::template Load<V>(a + i) : V::Set(0.0f);
-    const auto bv = Mode::B::template Load<V>(b + i);
-    Mode::O::template Store<V>(out + i, Mode::Apply(av, bv));
-  }
+  // Each vector is read before it is written, so `out` may alias an input.
+  for (; i + kL <= n; i += kL) Mode::Vec(a ? a + i : zeros, b + i, out + i);
   if (i < n) {
     const int64_t rest = n - i;
     A at[kL] = {};
@@ -77,14 +93,14 @@ void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
     O ot[kL];
     if (a) std::memcpy(at, a + i, rest * sizeof(A));
     std::memcpy(bt, b + i, rest * sizeof(B));
-    Mode::O::template Store<V>(ot, Mode::Apply(Mode::A::template Load<V>(at), Mode::B::template Load<V>(bt)));
+    Mode::Vec(at, bt, ot);
     std::memcpy(out + i, ot, rest * sizeof(O));
   }
 }
 
 template <class V, class T>
 constexpr BlockKernels::Entry EntryFor() {
-  return {&Run<V, Full<V, T>>, &Run<V, DerivativeOnly<V, T>>, &Run<V, FromDerivative<V, T>>};
+  return {&Run<V, Full<V, T>>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
 }
 
 template <class V>

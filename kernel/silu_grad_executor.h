@@ -26,12 +26,12 @@ inline constexpr int64_t kDefaultChunkElements = 32 * 1024;
 struct jas::SiluGradExecutor {
   DataType dtype = DataType::kFloat32;
   TypeIndex type = TypeIndex::kF32;
-  // Over gradInput's shape. a = gradOutput, b = self, or the float32 s'(self)
+  // Over gradInput's shape. a = gradOutput, b = self, or the double s'(self)
   // in the workspace when `precompute` is set.
   Loop main;
   // When self is broadcast (each of its elements used at least twice), s'(self)
   // is evaluated once per element of self into the workspace (contiguous
-  // float32, self's own shape) and the main pass only multiplies.
+  // double, self's own shape) and the main pass only multiplies.
   bool precompute = false;
   Loop pre;  // over self's own shape: b = self, out = workspace
   uint64_t workspace_bytes = 0;

@@ -17,8 +17,8 @@ enum class TypeIndex : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 struct BlockKernels {
   struct Entry {
     BlockFn full;             // out = g * s'(x)
-    BlockFn derivative;       // out(f32) = s'(x)
-    BlockFn from_derivative;  // out = g * d(f32)
+    BlockFn derivative;       // out(double) = s'(x)
+    BlockFn from_derivative;  // out = g * d, d double
   };
   Entry by_type[3];
 };

@@ -12,6 +12,11 @@
 // it we use the exact identity 1 + x + e^x = d + c*expm1(d), d = x - x0,
 // c = e^x0 = -1 - x0, whose two terms share d's sign: no cancellation, and
 // relative accuracy holds right up to the root.
+//
+// For x < -64, E would fall into float32's subnormal range (x < -87) and lose
+// bits that a large grad_output makes visible (3e38 * s'(-150) is a normal
+// float), so E is carried scaled by 2^160 and the scale is applied where the
+// result itself is small. Below x = -250 even 3.4e38 * s'(x) rounds to 0.
 #ifndef JAX_ASCEND_SILU_KERNEL_SILU_GRAD_MATH_H_
 #define JAX_ASCEND_SILU_KERNEL_SILU_GRAD_MATH_H_
 
@@ -25,15 +30,23 @@ inline constexpr float kRootLo = 0x1.bdf6fap-27f;   //  1.2979283e-08
 inline constexpr float kC = 0x1.1d25d0p-2f;         // 0.27846456
 // Window around the root where the expansion is used (|d| < kRootWindow).
 inline constexpr float kRootWindow = 0.5f;
-// Beyond |x| = 120, exp(-|x|) is 0 in float32 and 1 + x only needs its sign.
-inline constexpr float kClamp = 120.0f;
+// Beyond |x| = 250, the result no longer depends on x; unscaled, exp(-|x|)
+// is 0 in float32 beyond 120.
+inline constexpr float kClamp = 250.0f;
+inline constexpr float kExpClamp = 120.0f;
+// Below x = kScaleBelow, E is carried as E * 2^kScaleBits (see above), and
+// undone by multiplying twice by kUnscale (2^-160 is no float32).
+inline constexpr float kScaleBelow = -64.0f;
+inline constexpr float kScaleBits = 160.0f;
+inline constexpr float kUnscale = 0x1p-80f;
 
-// exp(z) for z = -|x| in [-kClamp, 0] (NaN passes through): Cody-Waite
-// reduction z = n*ln2 + r, |r| <= ln2/2, Taylor polynomial to degree 7
-// (truncation below 0.1 ulp), then scaling by 2^n in two halves so results in
-// the subnormal range come out right.
+// exp(z) * 2^bias for z = -|x| in [-kClamp, 0] (NaN passes through) and
+// bias 0 or kScaleBits: Cody-Waite reduction z = n*ln2 + r, |r| <= ln2/2,
+// Taylor polynomial to degree 7 (truncation below 0.1 ulp), then scaling by
+// 2^(n + bias) in two halves so results in the subnormal range come out right.
+// The caller keeps n + bias in [-201, 68].
 template <class V>
-inline typename V::F ExpNonPositive(typename V::F z) {
+inline typename V::F ExpNonPositive(typename V::F z, typename V::F bias) {
   using F = typename V::F;
   const F n = V::Round(V::Mul(z, V::Set(0x1.715476p+0f)));  // z * log2(e)
   F r = V::Fma(n, V::Set(-0x1.62e400p-1f), z);             // ln2 high part (exact product)
@@ -46,25 +59,36 @@ inline typename V::F ExpNonPositive(typename V::F z) {
   p = V::Fma(p, r, V::Set(0.5f));
   p = V::Fma(p, r, V::Set(1.0f));
   p = V::Fma(p, r, V::Set(1.0f));
-  return V::ScaleByPow2(p, n);  // n in [-174, 0]
+  return V::ScaleByPow2(p, V::Add(n, bias));
 }
 
-// s'(x) = (e*a + b) / den with every piece in float32; split so that float32
-// results can finish the arithmetic in double (GradF32).
+// s'(x) = scale^2 * (e*a + b) / (1 + e_den)^2, every piece a float32:
+//   x > 0:  e*(1 + x) + 1;   x <= 0: e*g + 0,  g = 1 + x + E
+// e is E, times 2^160 below kScaleBelow (then scale = 2^-80 and e_den = 0,
+// since (1 + E)^2 rounds to 1 there in float and in double alike).
+// den is (1 + E)^2 in float32, for the float32 path and the reciprocal seed.
 template <class V>
 struct Parts {
-  typename V::F e, a, b, den;
+  typename V::F e, e_den, a, b, den, scale;
 };
 
 template <class V>
 inline Parts<V> SiluParts(typename V::F x) {
   using F = typename V::F;
-  const F one = V::Set(1.0f);
+  const F one = V::Set(1.0f), zero = V::Set(0.0f);
+  const auto scaled = V::Lt(x, V::Set(kScaleBelow));
   // NaN-preserving clamps: V::Min/V::Max return their second operand's NaN.
-  const F e = ExpNonPositive<V>(V::Neg(V::Min(V::Set(kClamp), V::Abs(x))));
+  const F limit = V::Select(scaled, V::Set(kClamp), V::Set(kExpClamp));
+  F e = ExpNonPositive<V>(V::Neg(V::Min(limit, V::Abs(x))),
+                                V::Select(scaled, V::Set(kScaleBits), zero));
+  // s'(x) < 0 for every finite x < x0, however tiny: keep E nonzero there (it
+  // only matters for an infinite grad_output), and exactly 0 at x = -inf.
+  e = V::Select(scaled, V::Max(V::Set(0x1p-149f), e), e);
+  e = V::Select(V::Eq(x, V::Set(-__builtin_inff())), zero, e);
+  const F e_den = V::Select(scaled, zero, e);
   const F xc = V::Max(V::Set(-kClamp), V::Min(V::Set(kClamp), x));
   const F p = V::Add(one, xc);  // exact for x in [-2, -0.5], the region that cancels
-  F g = V::Add(p, e);           // 1 + x + E
+  F g = V::Add(p, e_den);       // 1 + x + E
   // Near the root: g = (t - lo) * P with t = x - hi exact, P = (1 + c) + c*q,
   // q = expm1(d)/d - 1, and 1 + c = -x0 = -(hi + lo) carried as two floats.
   const F t = V::Sub(x, V::Set(kRootHi));
@@ -84,41 +108,42 @@ inline Parts<V> SiluParts(typename V::F x) {
     const F g_near = V::Fma(t, big_p, V::Neg(V::Mul(V::Set(kRootLo), big_p)));
     g = V::Select(near, g_near, g);
   }
-  // x > 0: e*p + 1;  x <= 0: e*g + 0.
-  const auto pos = V::Gt(x, V::Set(0.0f));
-  const F den = V::Fma(e, V::Add(e, V::Set(2.0f)), one);  // (1 + E)^2
-  return {e, V::Select(pos, p, g), V::Select(pos, one, V::Set(0.0f)), den};
+  const auto pos = V::Gt(x, zero);
+  const F den = V::Fma(e_den, V::Add(e_den, V::Set(2.0f)), one);  // (1 + E)^2
+  return {e, e_den, V::Select(pos, p, g), V::Select(pos, one, zero), den,
+          V::Select(scaled, V::Set(kUnscale), one)};
 }
 
-// s'(x) in float32 (for the half types, and the precomputed-derivative pass).
+// grad_output * s'(x) in float32 arithmetic, for the half types (whose one
+// final rounding swamps float32's few-ulp error). The order keeps every
+// intermediate in float32's normal range whenever the result needs it to.
 template <class V>
-inline typename V::F SiluDerivative(typename V::F x) {
+inline typename V::F GradFloat(typename V::F go, typename V::F x) {
   const Parts<V> s = SiluParts<V>(x);
-  return V::Div(V::Fma(s.e, s.a, s.b), s.den);
+  const typename V::F ds = V::Div(V::Fma(s.e, s.a, s.b), s.den);
+  return V::Mul(V::Mul(V::Mul(go, s.scale), ds), s.scale);
 }
 
-// grad_output * s'(x) for float32: the pieces come from float32, the final
-// combination runs in double and is rounded once, which keeps the total error
-// within a few ulp. The division is a float32 reciprocal refined by one Newton
-// step in double (relative error ~2^-44), identical on every ISA.
+// grad_output * s'(x) finished in double, for float32 results: the pieces come
+// from float32, the combination runs in double and is rounded once, keeping
+// the total error within a few ulp. The division is a float32 reciprocal
+// refined by one Newton step in double (relative error ~2^-44), identical on
+// every ISA. Writes V::kHalves double vectors.
 template <class V>
-inline typename V::F GradF32(typename V::F go, typename V::F x) {
+inline void GradDouble(typename V::F go, typename V::F x, typename V::D* out) {
   using D = typename V::D;
   const Parts<V> s = SiluParts<V>(x);
   const typename V::F y0 = V::Div(V::Set(1.0f), s.den);
-  D out[V::kHalves];
+  const D one = V::SetD(1.0);
   for (int h = 0; h < V::kHalves; ++h) {
-    const D e = V::Widen(s.e, h);
-    const D one = V::SetD(1.0);
-    const D num = V::FmaD(e, V::Widen(s.a, h), V::Widen(s.b, h));
-    const D t = V::AddD(one, e);
+    const D num = V::FmaD(V::Widen(s.e, h), V::Widen(s.a, h), V::Widen(s.b, h));
+    const D t = V::AddD(one, V::Widen(s.e_den, h));
     const D den = V::MulD(t, t);
     const D y = V::Widen(y0, h);
-    const D r = V::FmaD(V::NegD(den), y, one);
-    const D inv = V::FmaD(y, r, y);
-    out[h] = V::MulD(V::MulD(V::Widen(go, h), num), inv);
+    const D inv = V::FmaD(y, V::FmaD(V::NegD(den), y, one), y);
+    const D scale = V::Widen(s.scale, h);
+    out[h] = V::MulD(V::MulD(V::MulD(V::MulD(V::Widen(go, h), num), inv), scale), scale);
   }
-  return V::Narrow(out);
 }
 
 }  // namespace jas::math

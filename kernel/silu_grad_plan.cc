@@ -190,7 +190,7 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   m.elem_bytes[0] = elem;
   m.elem_bytes[2] = elem;
   if (e->precompute) {
-    // The workspace holds s'(self) contiguously in self's own shape.
+    // The workspace holds s'(self) in double, contiguously in self's own shape.
     Loop& p = e->pre;
     p.rank = x.rank;
     int64_t contiguous = 1;
@@ -202,14 +202,14 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     }
     p.elem_bytes[0] = elem;
     p.elem_bytes[1] = elem;
-    p.elem_bytes[2] = 4;
+    p.elem_bytes[2] = 8;
     for (int64_t j = 0; j < r; ++j) {
       const int64_t k = j - (r - x.rank);
       m.strides[1][j] = (k < 0 || x.dims[k] == 1) ? 0 : p.strides[2][k];
     }
-    m.elem_bytes[1] = 4;
+    m.elem_bytes[1] = 8;
     Coalesce(&p);
-    e->workspace_bytes = static_cast<uint64_t>(x.numel) * 4u;
+    e->workspace_bytes = static_cast<uint64_t>(x.numel) * 8u;
   } else {
     for (int64_t j = 0; j < r; ++j) m.strides[1][j] = AlignedStride(x, r, j);
     m.elem_bytes[1] = elem;

@@ -35,11 +35,16 @@ class FloatEnvGuard {
 // broadcast innermost dimension) or the output scattered.
 constexpr int64_t kTile = 512;
 
+template <int64_t kBytes>
+void GatherN(const char* src, int64_t stride, int64_t n, char* dst) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + kBytes * i, src + kBytes * i * stride, kBytes);
+}
+
 void Gather(const char* src, int64_t stride, int64_t elem, int64_t n, char* dst) {
-  if (elem == 4) {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + 4 * i, src + 4 * i * stride, 4);
-  } else {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + 2 * i, src + 2 * i * stride, 2);
+  switch (elem) {
+    case 8: return GatherN<8>(src, stride, n, dst);
+    case 4: return GatherN<4>(src, stride, n, dst);
+    default: return GatherN<2>(src, stride, n, dst);
   }
 }
 
@@ -60,7 +65,7 @@ void InnerRun(const Pass& p, const char* a, const char* b, char* out, int64_t n)
     p.fn(a, b, out, n);
     return;
   }
-  alignas(64) char ta[kTile * 4], tb[kTile * 4], to[kTile * 4];
+  alignas(64) char ta[kTile * 8], tb[kTile * 8], to[kTile * 8];
   const int64_t ea = l.elem_bytes[0], eb = l.elem_bytes[1], eo = l.elem_bytes[2];
   for (int64_t i = 0; i < n; i += kTile) {
     const int64_t m = std::min(kTile, n - i);

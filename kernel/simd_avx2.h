@@ -54,10 +54,13 @@ struct Avx2 {
   static F Max(F a, F b) { return _mm256_max_ps(a, b); }
   static F Round(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static M Lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M Eq(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
 
+  static D LoadD(const double* p) { return _mm256_loadu_pd(p); }
+  static void StoreD(double* p, D v) { _mm256_storeu_pd(p, v); }
   static D SetD(double v) { return _mm256_set1_pd(v); }
   static D Widen(F v, int half) {
     return _mm256_cvtps_pd(half == 0 ? _mm256_castps256_ps128(v) : _mm256_extractf128_ps(v, 1));

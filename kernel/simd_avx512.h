@@ -55,10 +55,13 @@ struct Avx512 {
   static F Max(F a, F b) { return _mm512_max_ps(a, b); }
   static F Round(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static M Lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M Eq(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static bool Any(M m) { return m != 0; }
   static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
 
+  static D LoadD(const double* p) { return _mm512_loadu_pd(p); }
+  static void StoreD(double* p, D v) { _mm512_storeu_pd(p, v); }
   static D SetD(double v) { return _mm512_set1_pd(v); }
   static D Widen(F v, int half) {
     const __m256 part = half == 0 ? _mm512_castps512_ps256(v)

@@ -37,10 +37,13 @@ struct Scalar {
   static F Max(F a, F b) { return a > b ? a : b; }
   static F Round(F a) { return std::nearbyint(a); }
   static M Lt(F a, F b) { return a < b; }
+  static M Eq(F a, F b) { return a == b; }
   static M Gt(F a, F b) { return a > b; }
   static bool Any(M m) { return m; }
   static F Select(M m, F a, F b) { return m ? a : b; }
 
+  static D LoadD(const double* p) { return *p; }
+  static void StoreD(double* p, D v) { *p = v; }
   static D SetD(double v) { return v; }
   static D Widen(F v, int) { return v; }
   static F Narrow(const D* halves) { return static_cast<float>(halves[0]); }
@@ -49,7 +52,7 @@ struct Scalar {
   static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
   static D NegD(D a) { return -a; }
 
-  // p * 2^n for integral n in [-174, 0], in two steps so each factor is normal.
+  // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
   static F ScaleByPow2(F p, F n) {
     if (n != n) return p;  // NaN input: p is NaN already
     const int32_t ni = static_cast<int32_t>(n);

@@ -54,7 +54,12 @@ def silu_grad(grad_output, x) -> np.ndarray:
     """The exact value (to float64) of grad_output * s'(x) for the given inputs."""
     g = np.asarray(grad_output).astype(np.float64)
     xs = np.asarray(x).astype(np.float64)
-    return g * silu_derivative(xs)
+    ds = silu_derivative(xs)
+    # s'(x) < 0 for every finite x below the root, even where float64 underflows
+    # to 0 (x < -745): an infinite grad_output then gives an infinity, not NaN.
+    ds = np.where((ds == 0) & np.isfinite(xs), -np.finfo(np.float64).tiny, ds)
+    with np.errstate(invalid="ignore"):
+        return g * ds
 
 
 def ulp_of(exact: np.ndarray, dtype) -> np.ndarray:

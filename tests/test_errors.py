@@ -47,5 +47,5 @@ def test_workspace_query_rejects_what_phase_one_rejects():
         ext.workspace_size([3, 4], [5], [3, 5], "float32")
     with pytest.raises(TypeError, match="unsupported dtype float64"):
         ext.workspace_size([3], [3], [3], "float64")
-    assert ext.workspace_size([3, 4], [4], [3, 4], "float32") == 16
+    assert ext.workspace_size([3, 4], [4], [3, 4], "float32") == 32  # s'(x) in double per element of x
     assert ext.workspace_size([3, 4], [3, 4], [3, 4], "float32") == 0
