@@ -7,6 +7,7 @@
 
 from ._version import __version__
 from .activation import silu
-from .primitive import silu_grad, silu_grad_p
+from .partitioning import silu_grad
+from .primitive import silu_grad_p
 
 __all__ = ["__version__", "silu", "silu_grad", "silu_grad_p"]

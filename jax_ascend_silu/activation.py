@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .primitive import silu_grad_p
+from .partitioning import silu_grad
 from .validation import check_dtype
 
 
@@ -19,7 +19,7 @@ def _silu_fwd(x):
 
 
 def _silu_bwd(x, grad_output):
-    return (silu_grad_p.bind(grad_output, x),)
+    return (silu_grad(grad_output, x),)
 
 
 _silu.defvjp(_silu_fwd, _silu_bwd)

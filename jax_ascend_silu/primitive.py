@@ -1,9 +1,11 @@
-"""The SiluGrad primitive: abstract evaluation, lowering to the FFI target,
-eager implementation and batching.
+"""The SiluGrad primitive and its rules: abstract evaluation, lowering to the
+FFI target per platform, eager implementation, batching, JVP and transpose.
 
     silu_grad(grad_output, x) = grad_output * s'(x),  s(x) = x * sigmoid(x)
 
-with NumPy broadcasting between the two operands.
+with NumPy broadcasting between the two operands. Binding ``silu_grad_p``
+directly works under every transformation on one device; on sharded arrays
+use ``silu_grad`` (see ``partitioning.py``), which keeps the call per shard.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.extend.core import Primitive
-from jax.interpreters import batching, mlir
+from jax.interpreters import ad, batching, mlir
 
 from . import _ffi
-from .validation import broadcast_operands
+from .derivatives import silu_second, wide_float
+from .sharding_specs import result_spec, spec_of, varying_axes
+from .validation import broadcast_operands, describe
 
 silu_grad_p = Primitive("jax_ascend_silu_silu_grad")
 
@@ -24,77 +28,108 @@ silu_grad_p = Primitive("jax_ascend_silu_silu_grad")
 def _abstract_eval(grad_output, x):
     shape, dtype = broadcast_operands(grad_output, x)
     weak = bool(getattr(grad_output, "weak_type", False) and getattr(x, "weak_type", False))
-    # Reuse an operand's aval when it already has the result's shape, so
-    # sharding and manual-axis information carried by avals survive.
-    for aval in (grad_output, x):
-        if tuple(aval.shape) == shape:
-            return aval.update(shape=shape, dtype=dtype, weak_type=weak)
-    return jax.core.ShapedArray(shape, dtype, weak_type=weak)
+    g_vary, x_vary = varying_axes(grad_output), varying_axes(x)
+    if g_vary != x_vary:
+        raise ValueError(
+            f"silu_grad: inside shard_map grad_output ({describe(grad_output)}) varies over mesh axes "
+            f"{sorted(g_vary)} but x ({describe(x)}) over {sorted(x_vary)}; jax_ascend_silu.silu_grad "
+            "aligns them (or use jax.lax.pcast(..., to='varying'))"
+        )
+    # Build on an operand's aval so manual-axis information survives, and give
+    # the result the sharding broadcasting implies (explicitly sharded meshes
+    # carry it in the type).
+    base = next((a for a in (grad_output, x) if tuple(a.shape) == shape), grad_output)
+    spec = result_spec([(spec_of(a.sharding, a.ndim), a.shape) for a in (grad_output, x)], shape)
+    return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
 
 
 silu_grad_p.def_abstract_eval(_abstract_eval)
 
 
-def _ffi_call(grad_output, x):
-    """The custom call, with the workspace phase 1 asks for as an extra XLA result."""
+# ---------------------------------------------------------------- lowering --
+
+def _output_aliases(grad_output, shape) -> dict[int, int] | None:
+    """Write the result over grad_output when it has the result's shape: XLA
+    then reuses that buffer when it is donated or dead (the kernel reads and
+    writes element for element, so in-place is safe)."""
+    return {0: 0} if tuple(grad_output.shape) == tuple(shape) else None
+
+
+def _call_with_xla_workspace(grad_output, x):
+    """The custom call with the workspace phase 1 asks for as an extra XLA
+    result (platforms whose FFI has no scratch allocator, i.e. CPU)."""
     shape, dtype = broadcast_operands(grad_output, x)
     workspace = _ffi.workspace_size(grad_output.shape, x.shape, shape, dtype)
     result_types = (jax.ShapeDtypeStruct(shape, dtype), jax.ShapeDtypeStruct((workspace,), np.uint8))
-    grad_input, _ = jax.ffi.ffi_call(_ffi.TARGET, result_types)(grad_output, x)
+    call = jax.ffi.ffi_call(_ffi.TARGET, result_types, input_output_aliases=_output_aliases(grad_output, shape))
+    grad_input, _ = call(grad_output, x)
     return grad_input
 
 
-mlir.register_lowering(silu_grad_p, mlir.lower_fun(_ffi_call, multiple_results=False), platform="cpu")
+#: How each platform runs the custom call; all lowerings are registered from here.
+#: The function is traced with the shapes the call sees (per shard when partitioned).
+PLATFORM_CALLS = {"cpu": _call_with_xla_workspace}
+
+for _platform, _call in PLATFORM_CALLS.items():
+    mlir.register_lowering(silu_grad_p, mlir.lower_fun(_call, multiple_results=False), platform=_platform)
 
 # Eager calls compile the primitive once per shape/dtype and run it.
 silu_grad_p.def_impl(jax.jit(silu_grad_p.bind))
 
 
+# ---------------------------------------------------------------- batching --
+
+def align_batched(operands, batched_dims):
+    """Operands for one broadcasting call over a batch: each batched operand gets
+    its batch dimension first, then size-1 dims so it right-aligns with the
+    others; unbatched operands stay as they are (broadcasting supplies the batch)."""
+    rank = max(a.ndim - (d is not None) for a, d in zip(operands, batched_dims))
+    aligned = []
+    for a, d in zip(operands, batched_dims):
+        if d is not None:
+            a = jnp.moveaxis(a, d, 0)
+            a = lax.expand_dims(a, tuple(range(1, 1 + rank - (a.ndim - 1))))
+        aligned.append(a)
+    return aligned
+
+
 def _batch(args, dims):
-    """vmap: batch dims go first; the unbatched operand broadcasts (no copy)."""
-    grad_output, x = args
-    g_dim, x_dim = dims
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not batching.not_mapped)
-    rank = max(a.ndim - (d is not batching.not_mapped) for a, d in zip(args, dims))
-
-    def lead(a, d):
-        if d is batching.not_mapped:
-            return a  # right-aligned broadcasting leaves it the trailing dims
-        a = jnp.moveaxis(a, d, 0)
-        # Pad with size-1 dims after the batch dim so operands stay right-aligned.
-        return lax.expand_dims(a, tuple(range(1, 1 + rank - (a.ndim - 1))))
-
-    out = silu_grad_p.bind(lead(grad_output, g_dim), lead(x, x_dim))
-    assert out.shape[0] == size
-    return out, 0
+    return silu_grad_p.bind(*align_batched(args, dims)), 0
 
 
 batching.primitive_batchers[silu_grad_p] = _batch
 
 
-def silu_grad(grad_output, x):
-    """SiLU backward: ``grad_output * s'(x)`` through the SiluGrad custom call.
+# ------------------------------------------------------------- derivatives --
 
-    Args:
-      grad_output: cotangent of ``silu(x)``; float32, float16 or bfloat16.
-      x: the forward input, same dtype; the two broadcast (NumPy rules).
-        A weakly typed operand (a Python scalar) takes the other's dtype.
-
-    Returns:
-      An array of the broadcast shape and the common dtype.
-
-    Raises:
-      TypeError: unsupported or differing dtypes.
-      ValueError: shapes that do not broadcast, or rank above 8.
-    """
-    grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
-    g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
-    if g_weak and not x_weak:
-        grad_output = grad_output.astype(x.dtype)
-    elif x_weak and not g_weak:
-        x = x.astype(grad_output.dtype)
-    return silu_grad_p.bind(grad_output, x)
+def x_tangent(grad_output, x, x_dot, shape):
+    """d/dx of silu_grad applied to x_dot: grad_output * s''(x) * x_dot, rounded once."""
+    t = wide_float(grad_output) * silu_second(x) * wide_float(x_dot)
+    return jnp.broadcast_to(t.astype(x.dtype), shape)
 
 
-def _is_weak(a) -> bool:
-    return bool(getattr(jax.typeof(a), "weak_type", False))
+def sum_to_shape(a, shape):
+    """The transpose of broadcasting ``shape`` up to ``a.shape``."""
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
+    return jnp.sum(a, axis=axes).reshape(shape) if axes else a
+
+
+# Linear in grad_output; in x the derivative is grad_output * s''(x).
+ad.defjvp(
+    silu_grad_p,
+    lambda g_dot, g, x: silu_grad_p.bind(g_dot, x),
+    lambda x_dot, g, x: x_tangent(g, x, x_dot, np.broadcast_shapes(g.shape, x.shape)),
+)
+
+
+def _transpose(ct, grad_output, x):
+    if ad.is_undefined_primal(x):
+        raise ValueError("silu_grad is linear in grad_output only; it cannot be transposed in x")
+    aval = grad_output.aval
+    if type(ct) is ad.Zero:
+        return ad.Zero(aval), None
+    return sum_to_shape(silu_grad_p.bind(ct, x), aval.shape), None
+
+
+ad.primitive_transposes[silu_grad_p] = _transpose
