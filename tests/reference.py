@@ -24,6 +24,8 @@ FORMATS = {
     np.dtype(ml_dtypes.bfloat16): (8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
 }
 
+DTYPES = list(FORMATS)  # float32, float16, bfloat16
+
 # The accuracy promised per dtype, in units in the last place of the exact value.
 MAX_ULP = {
     np.dtype(np.float32): 4.0,
@@ -48,6 +50,15 @@ def silu_derivative(x) -> np.ndarray:
         out = np.where(np.isneginf(x), 0.0, out)
         out = np.where(np.isposinf(x), 1.0, out)
     return out
+
+
+def silu_second_derivative(x) -> np.ndarray:
+    """s''(x) = sigma(x) (1 - sigma(x)) (2 - x tanh(x / 2)) in float64; 0 at +-inf."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(-np.abs(x))
+        out = e / (1.0 + e) ** 2 * (2.0 - x * np.tanh(x / 2))
+    return np.where(np.isinf(x), 0.0, out)
 
 
 def silu_grad(grad_output, x) -> np.ndarray:
@@ -92,3 +103,12 @@ def ulp_error(result, exact: np.ndarray, dtype) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             err = np.where(np.abs(r - expect) < ABS_FORGIVEN, 0.0, err)
     return err
+
+
+def assert_silu_grad(result, grad_output, x, dtype) -> None:
+    """result is silu_grad(grad_output, x): broadcast shape, dtype, and within
+    the promised ulps of the exact value."""
+    assert result.shape == np.broadcast_shapes(np.shape(grad_output), np.shape(x))
+    assert result.dtype == np.dtype(dtype)
+    err = ulp_error(np.asarray(result), silu_grad(grad_output, x), dtype)
+    assert err.size == 0 or err.max() <= MAX_ULP[np.dtype(dtype)], err.max()

@@ -24,6 +24,19 @@ def _points():
     return np.concatenate([near, float32_near.astype(np.float64), wide, [0.0, -0.0, 1e-30, -1e-30, 88.0, -88.0]])
 
 
+def _exact_second(x: float) -> float:
+    return float(mpmath.diff(lambda v: v / (1 + mpmath.exp(-v)), mpmath.mpf(x), 2))
+
+
+def test_second_derivative_matches_mpmath():
+    xs = np.concatenate([np.linspace(-40, 40, 161), [0.0, -2.3994, 2.3994, 1e-8]])
+    ours = reference.silu_second_derivative(xs)
+    exact = np.array([_exact_second(v) for v in xs])
+    # Near its zeros (x ~ +-2.3994) s'' cancels: there the error is absolute.
+    np.testing.assert_allclose(ours, exact, rtol=1e-12, atol=1e-15)
+    assert reference.silu_second_derivative(np.array([np.inf]))[0] == 0.0
+
+
 def test_reference_matches_mpmath_to_float64_accuracy():
     xs = _points()
     ours = reference.silu_derivative(xs)
