@@ -19,11 +19,11 @@ import jax
 import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import NamedSharding
 
 from .derivatives import silu_prime, wide_float
 from .primitive import align_batched, silu_grad_p, x_tangent
-from .sharding_specs import aligned_dims, operand_spec, result_spec, spec_of, varying_axes
+from .sharding_specs import aligned_dims, operand_spec, result_spec, varying_axes
 
 
 # ------------------------------------------------------- 3. partitioning --
@@ -48,19 +48,15 @@ def _sharding_rule(mesh, operand_types, result_types):
     return rule, {"need_replication_factors": tuple(unsharded)}
 
 
-def _result_spec(arg_shapes, out_shape) -> PartitionSpec:
-    return result_spec([(spec_of(a.sharding, a.ndim), a.shape) for a in arg_shapes], out_shape)
-
-
 def _infer_sharding(mesh, arg_shapes, result_shape):
-    return NamedSharding(mesh, _result_spec(arg_shapes, result_shape.shape))
+    return NamedSharding(mesh, result_spec(arg_shapes, result_shape.shape))
 
 
 def _partition(mesh, arg_shapes, result_shape):
     """Each device runs the primitive on its shard; operands are asked for in
     the layout matching the result's (which the Shardy rule already ensures)."""
     out_shape = result_shape.shape
-    result = _result_spec(arg_shapes, out_shape)
+    result = result_spec(arg_shapes, out_shape)
     arg_shardings = tuple(NamedSharding(mesh, operand_spec(result, a.shape, out_shape)) for a in arg_shapes)
     return mesh, silu_grad_p.bind, NamedSharding(mesh, result), arg_shardings
 

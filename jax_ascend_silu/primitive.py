@@ -19,7 +19,7 @@ from jax.interpreters import ad, batching, mlir
 
 from . import _ffi
 from .derivatives import silu_second, wide_float
-from .sharding_specs import result_spec, spec_of, varying_axes
+from .sharding_specs import result_spec, varying_axes
 from .validation import broadcast_operands, describe
 
 silu_grad_p = Primitive("jax_ascend_silu_silu_grad")
@@ -39,7 +39,7 @@ def _abstract_eval(grad_output, x):
     # the result the sharding broadcasting implies (explicitly sharded meshes
     # carry it in the type).
     base = next((a for a in (grad_output, x) if tuple(a.shape) == shape), grad_output)
-    spec = result_spec([(spec_of(a.sharding, a.ndim), a.shape) for a in (grad_output, x)], shape)
+    spec = result_spec((grad_output, x), shape)
     return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
 
 

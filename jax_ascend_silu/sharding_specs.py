@@ -26,11 +26,13 @@ def _axis_names(entry) -> tuple:
 
 
 def result_spec(operands, out_shape) -> PartitionSpec:
-    """The result's spec from ``(spec, shape)`` per operand: each result dim takes
-    the mesh axes of the first operand dim that is not broadcast there, as long
-    as no other result dim already uses those axes."""
+    """The result's spec from the operands' (avals or ShapeDtypeStructs with a
+    sharding): each result dim takes the mesh axes of the first operand dim
+    that is not broadcast there, unless another result dim already uses them."""
     result, used = [None] * len(out_shape), set()
-    for spec, shape in operands:
+    for a in operands:
+        shape = tuple(a.shape)
+        spec = spec_of(a.sharding, len(shape))
         for i, j in aligned_dims(shape, len(out_shape)):
             names = set(_axis_names(spec[i]))
             if result[j] is None and names and shape[i] == out_shape[j] and not used & names:
