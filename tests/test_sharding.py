@@ -90,6 +90,18 @@ def test_silu_grad_runs_per_shard(mesh, case):
     reference.assert_silu_grad(out, g, x, np.float32)
 
 
+def test_workspace_is_sized_per_shard(mesh):
+    from jax_ascend_silu import _ffi
+
+    _, _, g_sharded, x_sharded, _ = _case(mesh, "x-broadcast")  # x broadcast: phase 1 wants a workspace
+    hlo = jax.jit(jas.silu_grad).lower(g_sharded, x_sharded).compile().as_text()
+    (line,) = [line for line in hlo.splitlines() if f'custom_call_target="{TARGET}"' in line]
+    workspace = int(re.search(r"= \(f32\[8,8\]\{1,0\}, u8\[(\d+)\]", line).group(1))
+    f32 = np.dtype(np.float32)
+    assert workspace == _ffi.workspace_size((8, 8), (8,), (8, 8), f32)  # one device's shard
+    assert 0 < workspace < _ffi.workspace_size((16, 32), (32,), (16, 32), f32)  # not the global size
+
+
 @pytest.mark.parametrize("dtype", reference.DTYPES, ids=lambda d: d.name)
 def test_silu_forward_and_backward_run_per_shard(mesh, dtype):
     spec = P("data", "model")
