@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     devices = jax.devices()
+    if args.steps < 1:
+        parser.error(f"--steps must be positive, got {args.steps}")
     if args.batch % len(devices):
         parser.error(f"--batch {args.batch} must be a multiple of the device count ({len(devices)})")
     mesh = Mesh(np.array(devices), ("data",))
