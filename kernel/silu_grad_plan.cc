@@ -62,7 +62,8 @@ Status CheckView(const TensorDesc& t, View* v) {
     int64_t s = 1;
     for (int64_t i = t.rank - 1; i >= 0; --i) {
       v->strides[i] = s;
-      s *= std::max<int64_t>(t.dims[i], 1);  // cannot overflow: numel did not
+      // No overflow when numel > 0 (numel did not); an empty tensor never steps.
+      if (__builtin_mul_overflow(s, std::max<int64_t>(t.dims[i], 1), &s)) s = 0;
     }
   }
   if (numel == 0) return kSuccess;
@@ -115,7 +116,9 @@ void Coalesce(Loop* loop) {
     if (n > 0) {
       bool merge = true;
       for (int op = 0; op < 3; ++op) {
-        merge = merge && loop->strides[op][n - 1] == loop->strides[op][i] * loop->dims[i];
+        int64_t span;
+        merge = merge && !__builtin_mul_overflow(loop->strides[op][i], loop->dims[i], &span) &&
+                loop->strides[op][n - 1] == span;
       }
       if (merge) {
         loop->dims[n - 1] *= loop->dims[i];
@@ -165,7 +168,8 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     if (g != s && g != 1 && s != 1) return kErrParamInvalid;
     if (out.dims[j] != (g == 1 ? s : g)) return kErrParamInvalid;
   }
-  if (!NonOverlapping(out)) return kErrParamInvalid;
+  // An empty output is never written, whatever its strides.
+  if (out.numel > 0 && !NonOverlapping(out)) return kErrParamInvalid;
 
   auto* e = new (std::nothrow) SiluGradExecutor;
   if (e == nullptr) return kErrInnerCreateExecutor;
@@ -177,6 +181,12 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   e->grad_output = grad_output->data;
   e->self = self->data;
   e->grad_input = grad_input->data;
+
+  if (out.numel == 0) {  // nothing to plan: phase 2 returns at once
+    e->main.numel = 0;
+    *executor = e;
+    return kSuccess;
+  }
 
   const int64_t elem = ElemBytes(e->dtype);
   e->precompute = x.numel > 0 && x.numel <= out.numel / 2;
@@ -215,11 +225,6 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     m.elem_bytes[1] = elem;
   }
   Coalesce(&m);
-  if (out.numel == 0) {
-    m.numel = 0;
-    e->precompute = false;
-    e->workspace_bytes = 0;
-  }
   *workspace_size = e->workspace_bytes;
   *executor = e;
   return kSuccess;

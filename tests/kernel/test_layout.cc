@@ -1,0 +1,292 @@
+// Shapes and memory layouts: empty tensors, ranks 0 to 8, strided views with
+// storage offsets on every operand, stride-0 broadcasting, in-place calls,
+// exact limits, and independence from the caller's floating-point settings.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "check.h"
+#include "kernel_test_util.h"
+#include "silu_grad.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace jas::test {
+namespace {
+
+std::string Describe(const Operand& go, const Operand& x, const char* what) {
+  return std::string(what) + " " + DtypeName(go.dtype) + " g" + ToString(go.dims) + " x" + ToString(x.dims);
+}
+
+// Random input dims broadcasting to a random shape of rank `rank`: each takes
+// a suffix of the shape with some dims set to 1.
+void RandomBroadcastPair(Rng& rng, int64_t rank, int64_t max_dim, Dims* g, Dims* x) {
+  Dims base(static_cast<size_t>(rank));
+  for (int64_t& d : base) d = 1 + static_cast<int64_t>(rng() % max_dim);
+  for (Dims* out : {g, x}) {
+    const size_t keep = (out == g || rank == 0) ? base.size() : rng() % (base.size() + 1);
+    out->assign(base.end() - keep, base.end());
+    for (int64_t& d : *out) {
+      if (rng() % 4 == 0) d = 1;
+    }
+  }
+  if (rng() % 2) std::swap(*g, *x);
+}
+
+TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
+  const struct {
+    Dims g, x;
+  } cases[] = {
+      {{0}, {0}},
+      {{3, 0}, {1}},
+      {{0, 5}, {5}},  // x broadcast: would be precomputed if the output were not empty
+      {{5}, {0, 5}},
+      {{2, 0, 3}, {2, 1, 3}},
+      {{}, {0}},
+      {{1, 1, 1, 1, 1, 1, 1, 0}, {2, 1, 1, 1, 1, 1, 1, 1}},
+  };
+  for (DataType t : kDtypes) {
+    for (const auto& k : cases) {
+      Operand go = Contiguous(t, k.g), x = Contiguous(t, k.x), gi = Contiguous(t, BroadcastShape(k.g, k.x));
+      FillSentinel(gi);
+      uint64_t ws = 99;
+      CHECK_MSG(Compute(go, x, gi, {}, &ws) == kSuccess, Describe(go, x, "empty"));
+      CHECK_EQ(ws, 0u);
+      CheckAgainstReference(go, x, gi, Describe(go, x, "empty"));
+      // No data at all, and strides that step nowhere, are fine too.
+      TensorDesc d[3] = {go.Desc(), x.Desc(), gi.Desc()};
+      Dims wild(gi.dims.size(), int64_t{1} << 61);
+      d[2].strides = wild.data();
+      for (TensorDesc& desc : d) desc.data = nullptr;
+      SiluGradExecutor* e = nullptr;
+      CHECK_MSG(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kSuccess, Describe(go, x, "no data"));
+      CHECK_EQ(ws, 0u);
+      CHECK_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
+    }
+  }
+  // Dims whose product overflows but contain a 0 are simply empty.
+  Operand go = Contiguous(DataType::kFloat32, {}), x = Contiguous(DataType::kFloat32, {});
+  Operand gi = Contiguous(DataType::kFloat32, {});
+  for (Operand* op : {&go, &x, &gi}) {
+    op->dims = {0, int64_t{1} << 40, int64_t{1} << 40};
+    op->null_strides = true;
+  }
+  CHECK_EQ(Compute(go, x, gi), kSuccess);
+}
+
+TEST(layout, every_rank_from_0_to_8) {
+  Rng rng(1);
+  for (DataType t : kDtypes) {
+    for (int64_t rank = 0; rank <= kMaxRank; ++rank) {
+      Dims dims(static_cast<size_t>(rank));
+      for (int64_t& d : dims) d = 1 + static_cast<int64_t>(rng() % 4);
+      Operand go = Contiguous(t, dims), x = Contiguous(t, dims), gi = Contiguous(t, dims);
+      FillRandom(go, rng, 1.0);
+      FillRandom(x, rng, 4.0);
+      FillSentinel(gi);
+      CHECK_EQ(Compute(go, x, gi), kSuccess);
+      CheckAgainstReference(go, x, gi, "rank " + std::to_string(rank) + " " + Describe(go, x, "contiguous"));
+    }
+  }
+}
+
+TEST(layout, strided_views_with_offsets_on_every_operand) {
+  // Random permuted strides with gaps (and, for inputs, stride 0 and
+  // overlapping dims) and random storage offsets; NumPy broadcasting on top.
+  // Each result is checked element by element and must equal, bit for bit,
+  // the same call on compact row-major copies.
+  Rng rng(2);
+  int cases = 0;
+  for (int round = 0; round < 120; ++round) {
+    for (DataType t : kDtypes) {
+      const int64_t rank = static_cast<int64_t>(rng() % (kMaxRank + 1));
+      Dims gd, xd;
+      RandomBroadcastPair(rng, rank, rank > 5 ? 3 : 6, &gd, &xd);
+      const Dims od = BroadcastShape(gd, xd);
+      Operand go = RandomView(t, gd, rng, false), x = RandomView(t, xd, rng, false);
+      Operand gi = RandomView(t, od, rng, true);
+      FillRandom(go, rng, 1.0);
+      FillRandom(x, rng, 4.0);
+      FillSentinel(gi);
+      const std::string what = Describe(go, x, "strided") + " out strides " + ToString(gi.strides) + " offset " +
+                               std::to_string(gi.offset);
+      CHECK_MSG(Compute(go, x, gi) == kSuccess, what);
+      CheckAgainstReference(go, x, gi, what);
+      Operand cgo = CompactCopy(go), cx = CompactCopy(x), cgi = Contiguous(t, od);
+      CHECK_EQ(Compute(cgo, cx, cgi), kSuccess);
+      CHECK_MSG(SameBits(gi, cgi), what << ": differs from the compact layout");
+      ++cases;
+    }
+  }
+  CHECK_EQ(cases, 360);
+}
+
+TEST(layout, broadcasting_through_stride_zero) {
+  const struct {
+    Dims g, x;
+  } cases[] = {
+      {{5, 7}, {7}},      // x broadcast: s'(x) precomputed once per element of x
+      {{7}, {5, 7}},      // grad_output broadcast
+      {{5, 1}, {1, 7}},   // both
+      {{}, {3, 4}},       // scalar grad_output
+      {{3, 4}, {}},       // scalar x
+      {{2, 1, 4, 1, 3, 1, 2, 1}, {1, 3, 1, 5, 1, 2, 1, 3}},
+      {{600, 300}, {600, 1}},
+      {{3, 1, 1029}, {1, 4, 1029}},  // long innermost runs, odd length
+      {{1029, 1}, {1, 1}},
+  };
+  Rng rng(3);
+  for (DataType t : kDtypes) {
+    for (const auto& k : cases) {
+      Operand go = Contiguous(t, k.g), x = Contiguous(t, k.x), gi = Contiguous(t, BroadcastShape(k.g, k.x));
+      FillRandom(go, rng, 1.0);
+      FillRandom(x, rng, 4.0);
+      FillSentinel(gi);
+      uint64_t ws = 0;
+      CHECK_EQ(Compute(go, x, gi, {}, &ws), kSuccess);
+      CheckAgainstReference(go, x, gi, Describe(go, x, "broadcast"));
+      // The workspace holds s'(x) in float32 only when x is reused.
+      const bool reused = Numel(k.x) * 2 <= Numel(gi.dims);
+      CHECK_MSG(ws == (reused ? static_cast<uint64_t>(Numel(k.x)) * 4 : 0u), Describe(go, x, "workspace") << " " << ws);
+      // An input given as a full-shape view with stride-0 dims is the same call.
+      Operand vx = Contiguous(t, gi.dims);
+      vx.bytes = x.bytes;
+      vx.storage_numel = x.storage_numel;
+      const size_t lead = gi.dims.size() - k.x.size();
+      for (size_t j = 0; j < gi.dims.size(); ++j) {
+        vx.strides[j] = (j < lead || k.x[j - lead] == 1) ? 0 : x.strides[j - lead];
+      }
+      Operand gi2 = Contiguous(t, gi.dims);
+      CHECK_EQ(Compute(go, vx, gi2), kSuccess);
+      CheckAgainstReference(go, vx, gi2, Describe(go, vx, "stride-0 view"));
+    }
+  }
+}
+
+TEST(layout, null_strides_mean_row_major) {
+  Rng rng(4);
+  for (DataType t : kDtypes) {
+    Operand go = Contiguous(t, {4, 1, 6}), x = Contiguous(t, {3, 1}), gi = Contiguous(t, {4, 3, 6});
+    FillRandom(go, rng, 1.0);
+    FillRandom(x, rng, 4.0);
+    FillSentinel(gi);
+    for (Operand* op : {&go, &x, &gi}) op->null_strides = true;
+    CHECK_EQ(Compute(go, x, gi), kSuccess);
+    CheckAgainstReference(go, x, gi, Describe(go, x, "null strides"));
+  }
+}
+
+TEST(layout, in_place_on_either_input) {
+  Rng rng(5);
+  for (DataType t : kDtypes) {
+    for (int alias = 0; alias < 2; ++alias) {
+      Operand go = RandomView(t, {9, 37}, rng, true), x = go;  // same layout, own storage
+      FillRandom(go, rng, 1.0);
+      FillRandom(x, rng, 4.0);
+      Operand expected = go;
+      FillSentinel(expected);
+      CHECK_EQ(Compute(go, x, expected), kSuccess);
+      Operand& target = alias == 0 ? go : x;
+      CHECK_EQ(Compute(go, x, target), kSuccess);
+      CHECK_MSG(SameBits(target, expected), DtypeName(t) << " written over input " << alias);
+    }
+  }
+}
+
+// Inputs whose results are exact, on every ISA and both kernel paths.
+TEST(layout, exact_limits_and_nan) {
+  for (DataType t : kDtypes) {
+    const float big = t == DataType::kFloat16 ? 65504.0f : 3e38f;
+    const float xs[] = {-INFINITY, INFINITY, 2e7f, 1e30f, 3e38f, big, -0.0f, 0.0f, NAN, 1.5f, NAN};
+    const float gs[] = {3.0f, -2.5f, 1.0f, -1.0f, 0.75f, 2.0f, -3.0f, 3.0f, 1.0f, NAN, NAN};
+    const int64_t n = 11;
+    for (Isa isa : SupportedIsas()) {
+      for (int rows : {1, 2}) {  // 2 rows: x broadcast, s'(x) taken from the workspace
+        Operand go = Contiguous(t, {rows, n}), x = Contiguous(t, {n}), gi = Contiguous(t, {rows, n});
+        for (int64_t i = 0; i < n; ++i) {
+          x.SetBits(i, FromFloat(t, xs[i]));
+          for (int r = 0; r < rows; ++r) go.SetBits(r * n + i, FromFloat(t, gs[i]));
+        }
+        CHECK_EQ(Compute(go, x, gi, {isa}), kSuccess);
+        for (int64_t i = 0; i < n; ++i) {
+          const double gv = go.Value(i), xv = x.Value(i);
+          const double out = gi.Value((rows - 1) * n + i);
+          const std::string what = std::string(DtypeName(t)) + " " + IsaName(isa) + " rows " +
+                                   std::to_string(rows) + " x=" + std::to_string(xv) + " g=" + std::to_string(gv);
+          if (std::isnan(xv) || std::isnan(gv)) {
+            CHECK_MSG(std::isnan(out), what << " gave " << out);
+          } else if (xv == -INFINITY) {
+            CHECK_MSG(out == 0.0, what << " gave " << out);
+          } else if (xv == 0.0) {
+            CHECK_MSG(out == gv * 0.5, what << " gave " << out);
+          } else if (xv >= 2e7 || xv == big) {
+            CHECK_MSG(out == gv, what << " gave " << out);  // s'(x) rounds to 1 exactly
+          } else {
+            CHECK_MSG(UlpError(out, gv * SiluDerivative(xv), t) <= MaxUlp(t), what << " gave " << out);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Regression: a reused (broadcast) float32 x had s'(x) rounded to float32 by
+// a float32-only evaluation before the product with grad_output, which
+// reached 4.4 ulp at these inputs. It is now rounded once from double.
+TEST(layout, float32_reused_x_stays_within_4_ulp) {
+  const uint32_t pairs[][2] = {  // (x bits, grad_output bits)
+      {0xbfd7a1c7u, 0x3f6c5f90u}, {0xbfd7fe3au, 0x3feb1ea5u}, {0xbf4e83a4u, 0xbee99679u},
+      {0xbf9c6733u, 0x3f990a7eu}, {0xbf554ae1u, 0xbe723174u}, {0xbf4c20f3u, 0x3f575f84u},
+      {0xbf52d609u, 0xbe7180acu},
+  };
+  const int64_t n = 7;
+  for (Isa isa : SupportedIsas()) {
+    Operand go = Contiguous(DataType::kFloat32, {2, n}), x = Contiguous(DataType::kFloat32, {n});
+    Operand gi = Contiguous(DataType::kFloat32, {2, n});
+    for (int64_t i = 0; i < n; ++i) {
+      x.SetBits(i, pairs[i][0]);
+      go.SetBits(i, pairs[i][1]);
+      go.SetBits(n + i, pairs[i][1]);
+    }
+    uint64_t ws = 0;
+    CHECK_EQ(Compute(go, x, gi, {isa}, &ws), kSuccess);
+    CHECK_EQ(ws, static_cast<uint64_t>(4 * n));  // the workspace path
+    CheckAgainstReference(go, x, gi, std::string("reused x on ") + IsaName(isa));
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+TEST(layout, caller_float_environment_does_not_matter) {
+  // Flush-to-zero, denormals-are-zero and round-toward-zero on the calling
+  // thread must change nothing; results in this range are subnormal.
+  Rng rng(6);
+  for (DataType t : kDtypes) {
+    Operand go = Contiguous(t, {4, 1000}), x = Contiguous(t, {4, 1000});
+    FillRandom(go, rng, 1.0);
+    for (int64_t i = 0; i < x.StorageSize(); ++i) {
+      x.SetBits(i, FromFloat(t, -80.0f - 30.0f * static_cast<float>(i % 1000) / 1000.0f));
+    }
+    for (int rows : {4, 1}) {
+      Operand gx = rows == 4 ? x : Contiguous(t, {1000});
+      if (rows == 1) gx.bytes.assign(x.bytes.begin(), x.bytes.begin() + static_cast<long>(gx.bytes.size()));
+      Operand normal = Contiguous(t, {4, 1000}), odd = Contiguous(t, {4, 1000});
+      CHECK_EQ(Compute(go, gx, normal), kSuccess);
+      const unsigned saved = _mm_getcsr();
+      const unsigned odd_env = saved | 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*toward zero*/;
+      _mm_setcsr(odd_env);
+      const Status s = Compute(go, gx, odd);
+      const unsigned after = _mm_getcsr();
+      _mm_setcsr(saved);
+      CHECK_EQ(s, kSuccess);
+      CHECK_EQ(after, odd_env);  // the caller's settings are restored
+      CHECK_MSG(SameBits(normal, odd), DtypeName(t) << " rows " << rows);
+      CheckAgainstReference(go, gx, normal, std::string("subnormal results ") + DtypeName(t));
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace jas::test
