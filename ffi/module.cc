@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "handlers.h"
+#include "kernel_bindings.h"
 #include "silu_grad.h"
 
 namespace nb = nanobind;
@@ -69,4 +70,7 @@ NB_MODULE(_silu_grad_ext, m) {
     }
     return names;
   }, "Instruction sets this build and processor can run.");
+
+  nb::module_ kernel = m.def_submodule("kernel");
+  jas::ffi::DefineKernelModule(kernel);
 }

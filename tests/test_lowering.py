@@ -1,0 +1,68 @@
+"""Broadcasting stays inside the kernel: the lowered program hands the custom
+call the operands as they are (no broadcast_in_dim, no broadcast in the
+compiled HLO), and the compiled program's memory is the output plus the
+workspace phase 1 asked for, not the expanded inputs."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jax_ascend_silu as jas
+from jax_ascend_silu import _silu_grad_ext
+
+BROADCASTS = [
+    ((1, 4096), (2048, 1)),  # both
+    ((2048, 4096), (4096,)),  # x (s'(x) once per element, in the workspace)
+    ((4096,), (2048, 4096)),  # grad_output
+    ((), (64, 64)),  # a scalar
+    ((8, 1, 32), (1, 16, 1)),
+]
+
+
+def _ids(case):
+    g, x = case
+    return f"g{list(g)}-x{list(x)}".replace(" ", "")
+
+
+def _custom_call_lines(text):
+    return [line for line in text.splitlines() if "custom_call @jax_ascend_silu_silu_grad" in line]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", BROADCASTS, ids=_ids)
+def test_no_broadcast_feeds_the_custom_call(case, dtype):
+    g_shape, x_shape = case
+    g, x = jax.ShapeDtypeStruct(g_shape, dtype), jax.ShapeDtypeStruct(x_shape, dtype)
+    lowered = jax.jit(jas.silu_grad).lower(g, x)
+    text = lowered.as_text()
+    assert "broadcast_in_dim" not in text
+    (call,) = _custom_call_lines(text)
+    # The operands arrive with their own shapes.
+    operand_types = re.search(r":\s*\((.*?)\)\s*->", call).group(1)
+    elem = "f32" if np.dtype(dtype) == np.float32 else "bf16"
+    expected = ", ".join(f"tensor<{'x'.join(map(str, s)) + 'x' if s else ''}{elem}>" for s in (g_shape, x_shape))
+    assert operand_types == expected
+    compiled = lowered.compile().as_text()
+    assert not re.search(r"=\s*\S+\s+broadcast\(", compiled)
+    assert "jax_ascend_silu_silu_grad" in compiled
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("case", BROADCASTS[:3], ids=_ids)
+def test_peak_memory_is_the_output_plus_the_workspace(case, dtype):
+    g_shape, x_shape = case
+    out_shape = np.broadcast_shapes(g_shape, x_shape)
+    out_bytes = int(np.prod(out_shape)) * np.dtype(dtype).itemsize
+    workspace = _silu_grad_ext.workspace_size(list(g_shape), list(x_shape), list(out_shape), np.dtype(dtype).name)
+    g, x = jax.ShapeDtypeStruct(g_shape, dtype), jax.ShapeDtypeStruct(x_shape, dtype)
+    stats = jax.jit(jas.silu_grad).lower(g, x).compile().memory_analysis()
+    assert stats is not None
+    assert stats.output_size_in_bytes == out_bytes
+    # Temporaries: the workspace and XLA's small tuple bookkeeping; an expanded
+    # input would add out_bytes (>= 8 MiB here).
+    assert workspace <= stats.temp_size_in_bytes <= workspace + 1024, (stats.temp_size_in_bytes, workspace)
+    assert stats.temp_size_in_bytes < out_bytes // 100
