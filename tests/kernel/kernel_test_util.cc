@@ -1,6 +1,7 @@
 #include "kernel_test_util.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -209,7 +210,10 @@ double SiluDerivative(double x) {
   const double d = (x - kX0Hi) - kX0Lo;
   const double g = std::fabs(d) < 0.5 ? d + kC * std::expm1(d) : 1.0 + x + e;  // 1 + x + e^x
   const double num = x > 0 ? 1.0 + e * (1.0 + x) : e * g;
-  return num / ((1.0 + e) * (1.0 + e));
+  const double ds = num / ((1.0 + e) * (1.0 + e));
+  // s'(x) < 0 for every finite x below the root, even where float64
+  // underflows (x < -745): an infinite grad_output then gives -inf, not NaN.
+  return ds == 0.0 ? -DBL_MIN : ds;
 }
 
 namespace {

@@ -124,7 +124,7 @@ TEST(status, null_workspace_of_nonzero_size_is_161001) {
   SiluGradExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  CHECK_EQ(ws, 32u);  // a float32 s'(x) per element of the broadcast x
+  CHECK_EQ(ws, 64u);  // a double s'(x) per element of the broadcast x
   CHECK_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);
   CHECK_EQ(LiveAllocations(), live);
 }
