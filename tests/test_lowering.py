@@ -51,6 +51,18 @@ def test_no_broadcast_feeds_the_custom_call(case, dtype):
     assert "jax_ascend_silu_silu_grad" in compiled
 
 
+@pytest.mark.parametrize(
+    "in_axes, g_shape, x_shape",
+    [((0, None), (4, 8, 1), (1, 16)), ((None, 0), (8, 1), (4, 1, 16)), ((1, 0), (8, 4, 1), (4, 1, 16))],
+    ids=["g-batched", "x-batched", "both-batched"],
+)
+def test_no_broadcast_under_vmap(in_axes, g_shape, x_shape):
+    g, x = jax.ShapeDtypeStruct(g_shape, jnp.float32), jax.ShapeDtypeStruct(x_shape, jnp.float32)
+    text = jax.jit(jax.vmap(jas.silu_grad, in_axes=in_axes)).lower(g, x).as_text()
+    assert len(_custom_call_lines(text)) == 1
+    assert "broadcast_in_dim" not in text
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("case", BROADCASTS[:3], ids=_ids)
 def test_peak_memory_is_the_output_plus_the_workspace(case, dtype):
