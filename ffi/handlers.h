@@ -4,7 +4,15 @@
 
 #include "xla/ffi/api/c_api.h"
 
-// Target "jax_ascend_silu_silu_grad", platform "cpu".
+// The one custom-call target name; each backend registers its handler under it
+// for its own platform.
+inline constexpr char kTargetName[] = "jax_ascend_silu_silu_grad";
+
+// Platform "cpu" (module _silu_grad_ext).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCpu(XLA_FFI_CallFrame* call_frame);
+// Platform "CUDA" (module _silu_grad_cuda, built with JAX_ASCEND_SILU_CUDA).
+extern "C" XLA_FFI_Error* JaxAscendSiluGradCuda(XLA_FFI_CallFrame* call_frame);
+// Platform "ASCEND" (module _silu_grad_ascend, built with JAX_ASCEND_SILU_ASCEND).
+extern "C" XLA_FFI_Error* JaxAscendSiluGradAscend(XLA_FFI_CallFrame* call_frame);
 
 #endif  // JAX_ASCEND_SILU_FFI_HANDLERS_H_

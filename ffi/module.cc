@@ -53,7 +53,7 @@ NB_MODULE(_silu_grad_ext, m) {
 
   m.def("registrations", [] {
     nb::dict d;
-    d["jax_ascend_silu_silu_grad"] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradCpu));
+    d[kTargetName] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradCpu));
     return d;
   }, "FFI targets for platform 'cpu': {name: PyCapsule}.");
 

@@ -23,9 +23,7 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
   uint64_t workspace_bytes = 0;
   SiluGradExecutor* executor = nullptr;
   if (Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &workspace_bytes, &executor); s != kSuccess) {
-    return StatusError(s, "phase 1 (GetWorkspaceSize)",
-                       "grad_output " + ShapeString(grad_output) + ", self " + ShapeString(self) +
-                           ", grad_input " + ShapeString(*grad_input));
+    return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, *grad_input));
   }
   // The workspace is an extra XLA result sized at trace time by the same phase 1.
   const uint64_t have = workspace->size_bytes();

@@ -53,6 +53,13 @@ inline std::string ShapeString(const xffi::AnyBuffer& b) {
   return s + "]";
 }
 
+// "grad_output float32[3,4], self float32[4], grad_input float32[3,4]"
+inline std::string OperandsString(const xffi::AnyBuffer& grad_output, const xffi::AnyBuffer& self,
+                                  const xffi::AnyBuffer& grad_input) {
+  return "grad_output " + ShapeString(grad_output) + ", self " + ShapeString(self) + ", grad_input " +
+         ShapeString(grad_input);
+}
+
 // "SiluGrad <phase> failed with ACLNN_ERR_PARAM_INVALID (161002): <context>"
 inline xffi::Error StatusError(Status status, const char* phase, const std::string& context) {
   const std::string msg = std::string("jax_ascend_silu: SiluGrad ") + phase + " failed with " +

@@ -3,11 +3,14 @@
 - ``silu(x)``: SiLU whose backward pass runs the SiluGrad kernel.
 - ``silu_grad(grad_output, x)``: the SiluGrad primitive called directly.
 - ``silu_grad_p``: the primitive itself.
+- ``backends()``: which backends (cpu, cuda, ascend) were compiled and the
+  platforms their handlers are registered for.
 """
 
+from ._ffi import backends
 from ._version import __version__
 from .activation import silu
 from .partitioning import silu_grad
 from .primitive import silu_grad_p
 
-__all__ = ["__version__", "silu", "silu_grad", "silu_grad_p"]
+__all__ = ["__version__", "backends", "silu", "silu_grad", "silu_grad_p"]

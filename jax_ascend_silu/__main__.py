@@ -24,6 +24,11 @@ def _info(_: argparse.Namespace) -> int:
     print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")
     print(f"kernel ISA: {ext.isa()} (supported: {', '.join(ext.supported_isas())})")
     print(f"devices: {', '.join(str(d) for d in jax.devices())}")
+    print("backends:")
+    for name, status in jax_ascend_silu.backends().items():
+        where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
+        built = "compiled" if status["compiled"] else "not compiled"
+        print(f"  {name:7s} {built}, {where} ({status['detail']})")
     return 0
 
 
@@ -36,7 +41,7 @@ def _demo(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jax-ascend-silu", description="SiluGrad for JAX.")
     sub = parser.add_subparsers(dest="command", required=True)
-    info = sub.add_parser("info", help="versions, kernel instruction set, devices")
+    info = sub.add_parser("info", help="versions, kernel instruction set, devices, backends")
     info.set_defaults(func=_info)
     demo = sub.add_parser("demo", help="train a SiLU MLP and compare gradients with jax.nn.silu")
     demo.add_argument("--steps", type=_positive_int, default=300, help="training steps (default 300)")

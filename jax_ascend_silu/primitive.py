@@ -66,9 +66,29 @@ def _call_with_xla_workspace(grad_output, x):
     return grad_input
 
 
+def _call_with_scratch_workspace(alias_output: bool):
+    """The custom call with one result: accelerator handlers take any workspace
+    from XLA's scratch allocator themselves (CUDA, Ascend)."""
+
+    def call(grad_output, x):
+        shape, dtype = broadcast_operands(grad_output, x)
+        aliases = _output_aliases(grad_output, shape) if alias_output else None
+        return jax.ffi.ffi_call(_ffi.TARGET, jax.ShapeDtypeStruct(shape, dtype), input_output_aliases=aliases)(
+            grad_output, x)
+
+    return call
+
+
 #: How each platform runs the custom call; all lowerings are registered from here.
 #: The function is traced with the shapes the call sees (per shard when partitioned).
-PLATFORM_CALLS = {"cpu": _call_with_xla_workspace}
+#: None is the default rule: it serves the Ascend PJRT plugin's platform (whatever
+#: its JAX name) and any other accelerator. It never writes in place: CANN does
+#: not document whether aclnnSiluBackward may overwrite gradOutput.
+PLATFORM_CALLS = {
+    "cpu": _call_with_xla_workspace,
+    "cuda": _call_with_scratch_workspace(alias_output=True),
+    None: _call_with_scratch_workspace(alias_output=False),
+}
 
 for _platform, _call in PLATFORM_CALLS.items():
     mlir.register_lowering(silu_grad_p, mlir.lower_fun(_call, multiple_results=False), platform=_platform)

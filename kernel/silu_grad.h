@@ -16,6 +16,7 @@ using Status = int32_t;
 inline constexpr Status kSuccess = 0;
 inline constexpr Status kErrParamNullptr = 161001;   // ACLNN_ERR_PARAM_NULLPTR
 inline constexpr Status kErrParamInvalid = 161002;   // ACLNN_ERR_PARAM_INVALID
+inline constexpr Status kErrRuntime = 361001;        // ACLNN_ERR_RUNTIME_ERROR (a device runtime call failed)
 inline constexpr Status kErrInnerCreateExecutor = 561101;
 inline constexpr Status kErrInnerNullptr = 561103;
 

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "host_device.h"  // the formulas also compile for the GPU (simd_cuda.cuh)
+
 namespace jas::math {
 
 // x0 as a float32 pair (hi + lo), and c = -1 - x0 = e^x0.
@@ -46,7 +48,7 @@ inline constexpr float kUnscale = 0x1p-80f;
 // 2^(n + bias) in two halves so results in the subnormal range come out right.
 // The caller keeps n + bias in [-201, 68].
 template <class V>
-inline typename V::F ExpNonPositive(typename V::F z, typename V::F bias) {
+JAS_HOST_DEVICE inline typename V::F ExpNonPositive(typename V::F z, typename V::F bias) {
   using F = typename V::F;
   const F n = V::Round(V::Mul(z, V::Set(0x1.715476p+0f)));  // z * log2(e)
   F r = V::Fma(n, V::Set(-0x1.62e400p-1f), z);             // ln2 high part (exact product)
@@ -73,7 +75,7 @@ struct Parts {
 };
 
 template <class V>
-inline Parts<V> SiluParts(typename V::F x) {
+JAS_HOST_DEVICE inline Parts<V> SiluParts(typename V::F x) {
   using F = typename V::F;
   const F one = V::Set(1.0f), zero = V::Set(0.0f);
   const auto scaled = V::Lt(x, V::Set(kScaleBelow));
@@ -118,7 +120,7 @@ inline Parts<V> SiluParts(typename V::F x) {
 // final rounding swamps float32's few-ulp error). The order keeps every
 // intermediate in float32's normal range whenever the result needs it to.
 template <class V>
-inline typename V::F GradFloat(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::F GradFloat(typename V::F go, typename V::F x) {
   const Parts<V> s = SiluParts<V>(x);
   const typename V::F ds = V::Div(V::Fma(s.e, s.a, s.b), s.den);
   return V::Mul(V::Mul(V::Mul(go, s.scale), ds), s.scale);
@@ -130,7 +132,7 @@ inline typename V::F GradFloat(typename V::F go, typename V::F x) {
 // refined by one Newton step in double (relative error ~2^-44), identical on
 // every ISA. Writes V::kHalves double vectors.
 template <class V>
-inline void GradDouble(typename V::F go, typename V::F x, typename V::D* out) {
+JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typename V::D* out) {
   using D = typename V::D;
   const Parts<V> s = SiluParts<V>(x);
   const typename V::F y0 = V::Div(V::Set(1.0f), s.den);

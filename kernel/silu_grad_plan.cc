@@ -14,6 +14,7 @@ const char* StatusName(Status status) {
     case kSuccess: return "ACLNN_SUCCESS";
     case kErrParamNullptr: return "ACLNN_ERR_PARAM_NULLPTR";
     case kErrParamInvalid: return "ACLNN_ERR_PARAM_INVALID";
+    case kErrRuntime: return "ACLNN_ERR_RUNTIME_ERROR";
     case kErrInnerCreateExecutor: return "ACLNN_ERR_INNER_CREATE_EXECUTOR";
     case kErrInnerNullptr: return "ACLNN_ERR_INNER_NULLPTR";
   }

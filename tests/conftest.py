@@ -45,3 +45,26 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_sep("-", title)
         for line in lines:
             terminalreporter.write_line(line)
+
+
+# Platforms the platform-parametrised tests run on: the CPU always, a CUDA GPU
+# when this machine has one (skipped otherwise).
+PLATFORMS = ("cpu", "cuda")
+
+
+def device_of(platform: str):
+    """The first device of `platform`, or None when this machine has none."""
+    try:
+        return jax.devices(platform)[0]
+    except RuntimeError:
+        return None
+
+
+@pytest.fixture(params=PLATFORMS)
+def platform(request):
+    """Runs the test with `platform`'s first device as JAX's default device."""
+    device = device_of(request.param)
+    if device is None:
+        pytest.skip(f"no {request.param} device on this machine")
+    with jax.default_device(device):
+        yield request.param

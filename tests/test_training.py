@@ -3,8 +3,12 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jax_ascend_silu import demo, silu
+
+# Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
+pytestmark = pytest.mark.usefixtures("platform")
 
 
 def _problem(seed=0, hidden=32):

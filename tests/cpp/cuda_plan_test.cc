@@ -1,0 +1,153 @@
+// Phase 1 of the CUDA backend, which runs on the host: it must accept and
+// reject exactly what the CPU phase 1 does, with the same status codes, and
+// plan broadcasting as stride-0 dimensions. Needs no GPU.
+#include <cstdint>
+#include <vector>
+
+#include "harness.h"
+#include "silu_grad.h"
+#include "silu_grad_cuda.h"
+#include "silu_grad_cuda_executor.h"
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+struct Desc {
+  Dims dims;
+  Dims strides;  // empty: row-major
+  jas::DataType dtype = jas::DataType::kFloat32;
+  int64_t offset = 0;
+  int64_t storage = -1;  // -1: exactly what the view needs
+
+  jas::TensorDesc get() const {
+    jas::TensorDesc d;
+    d.dtype = dtype;
+    d.rank = static_cast<int64_t>(dims.size());
+    d.dims = dims.data();
+    d.strides = strides.empty() ? nullptr : strides.data();
+    d.offset = offset;
+    int64_t n = 1;
+    for (int64_t v : dims) n *= v;
+    d.storage_numel = storage >= 0 ? storage : offset + n * 64;  // generous unless told
+    d.data = reinterpret_cast<void*>(uintptr_t{0x1000});      // never dereferenced here
+    return d;
+  }
+};
+
+jas::Status CpuStatus(const Desc& g, const Desc& x, const Desc& out) {
+  const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
+  uint64_t ws = 0;
+  jas::SiluGradExecutor* e = nullptr;
+  const jas::Status s = jas::SiluGradGetWorkspaceSize(&a, &b, &c, &ws, &e);
+  if (s == jas::kSuccess) jas::SiluGradDestroyExecutor(e);
+  return s;
+}
+
+struct Plan {
+  jas::Status status;
+  uint64_t workspace = 99;
+  jas::SiluGradCudaExecutor plan;
+};
+
+Plan CudaPlan(const Desc& g, const Desc& x, const Desc& out) {
+  const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
+  Plan p;
+  jas::SiluGradCudaExecutor* e = nullptr;
+  p.status = jas::SiluGradCudaGetWorkspaceSize(&a, &b, &c, &p.workspace, &e);
+  if (p.status == jas::kSuccess) {
+    p.plan = *e;
+    jas::SiluGradCudaDestroyExecutor(e);
+  }
+  return p;
+}
+
+Dims Strides(const jas::SiluGradCudaExecutor& e, int op) {
+  return Dims(e.strides[op], e.strides[op] + e.rank);
+}
+
+}  // namespace
+
+TEST(same_status_codes_as_the_cpu_phase_one) {
+  const Desc f32{{3, 4}};
+  Desc f16 = f32;
+  f16.dtype = jas::DataType::kFloat16;
+  Desc overlapping{{3, 4}, {1, 1}};
+  Desc out_of_storage = f32;
+  out_of_storage.storage = 11;
+  Desc negative_stride{{3, 4}, {-4, 1}};
+  const Desc rank9{{1, 1, 1, 1, 1, 1, 1, 1, 1}};
+  const std::vector<std::vector<Desc>> cases = {
+      {f32, f32, f32},              // valid
+      {f16, f32, f32},              // mixed dtypes
+      {f32, Desc{{5}}, f32},        // not broadcastable
+      {f32, f32, Desc{{3, 5}}},     // wrong output shape
+      {f32, f32, overlapping},      // output elements overlap
+      {f32, out_of_storage, f32},   // reads past the storage
+      {f32, negative_stride, f32},  // negative stride
+      {rank9, rank9, rank9},        // rank 9
+  };
+  const jas::Status expected[] = {0, 161002, 161002, 161002, 161002, 161002, 161002, 161002};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const jas::Status cpu = CpuStatus(cases[i][0], cases[i][1], cases[i][2]);
+    CHECK_EQ(cpu, expected[i]);
+    CHECK_EQ(CudaPlan(cases[i][0], cases[i][1], cases[i][2]).status, cpu);
+  }
+  uint64_t ws = 0;
+  jas::SiluGradCudaExecutor* e = nullptr;
+  const jas::TensorDesc d = f32.get();
+  CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(nullptr, &d, &d, &ws, &e), jas::kErrParamNullptr);
+  CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, nullptr, &e), jas::kErrParamNullptr);
+  CHECK_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+}
+
+TEST(contiguous_operands_take_the_flat_path_without_workspace) {
+  const Plan p = CudaPlan(Desc{{2, 1, 3}}, Desc{{2, 1, 3}}, Desc{{2, 1, 3}});
+  CHECK_EQ(p.status, jas::kSuccess);
+  CHECK_EQ(p.workspace, uint64_t{0});
+  CHECK(p.plan.contiguous);
+  CHECK_EQ(p.plan.numel, int64_t{6});
+  CHECK_EQ(p.plan.rank, int64_t{2});  // the size-1 dim is dropped
+  CHECK_EQ(Strides(p.plan, 2), (Dims{3, 1}));
+}
+
+TEST(broadcast_operands_get_stride0_dims_and_no_workspace) {
+  // self broadcast: the CPU plan would precompute s'(self) into a workspace;
+  // the GPU reads it through stride 0 instead.
+  const Plan p = CudaPlan(Desc{{5, 7}}, Desc{{7}}, Desc{{5, 7}});
+  CHECK_EQ(p.status, jas::kSuccess);
+  CHECK_EQ(p.workspace, uint64_t{0});
+  CHECK(!p.plan.contiguous);
+  CHECK_EQ(Strides(p.plan, 0), (Dims{7, 1}));
+  CHECK_EQ(Strides(p.plan, 1), (Dims{0, 1}));
+  const Plan q = CudaPlan(Desc{{5, 1}}, Desc{{7}}, Desc{{5, 7}});
+  CHECK_EQ(q.status, jas::kSuccess);
+  CHECK_EQ(Strides(q.plan, 0), (Dims{1, 0}));
+  CHECK_EQ(Strides(q.plan, 1), (Dims{0, 1}));
+  const Plan scalar = CudaPlan(Desc{{5, 7}}, Desc{{}}, Desc{{5, 7}});
+  CHECK_EQ(scalar.status, jas::kSuccess);
+  CHECK_EQ(Strides(scalar.plan, 1), (Dims{0, 0}));
+}
+
+TEST(strided_views_and_offsets_are_kept) {
+  Desc x{{3, 4}, {8, 2}};
+  x.offset = 5;
+  const Plan p = CudaPlan(Desc{{3, 4}}, x, Desc{{3, 4}});
+  CHECK_EQ(p.status, jas::kSuccess);
+  CHECK(!p.plan.contiguous);
+  CHECK_EQ(Strides(p.plan, 1), (Dims{8, 2}));
+  CHECK_EQ(p.plan.offsets[1], int64_t{5});
+}
+
+TEST(scalars_and_empty_tensors) {
+  const Plan s = CudaPlan(Desc{{}}, Desc{{}}, Desc{{}});
+  CHECK_EQ(s.status, jas::kSuccess);
+  CHECK_EQ(s.plan.numel, int64_t{1});
+  CHECK_EQ(s.plan.rank, int64_t{1});
+  CHECK(s.plan.contiguous);
+  const Plan e = CudaPlan(Desc{{3, 0}}, Desc{{1}}, Desc{{3, 0}});
+  CHECK_EQ(e.status, jas::kSuccess);
+  CHECK_EQ(e.plan.numel, int64_t{0});
+}
+
+HARNESS_MAIN
