@@ -4,6 +4,7 @@ enable_testing()
 function(jas_add_cpp_test target source)
   add_executable(${target} ${source})
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/cpp)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})  # new TESTs register
   file(STRINGS ${source} _lines REGEX "^TEST\\(([A-Za-z0-9_]+)\\)")
   foreach(_line IN LISTS _lines)
     string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+)\\).*" "\\1" _name "${_line}")

@@ -11,13 +11,13 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 
 #include "silu_grad.h"
 #include "silu_grad_cuda.h"
 #include "silu_grad_cuda_executor.h"
+#include "silu_grad_cuda_layout.h"
 #include "silu_grad_math.h"
 #include "simd_cuda.cuh"
 
@@ -25,6 +25,7 @@ namespace jas {
 namespace {
 
 using Lane = simd::CudaLane;
+using namespace cuda;  // Layout, RowOffsets, launch shapes
 
 struct F32 {
   using S = float;
@@ -57,9 +58,6 @@ __device__ typename T::S Element(typename T::S g, typename T::S x) {
   }
 }
 
-constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // grid-stride loops cover the rest
-
 // Operands may alias (an output written in place over an input): every
 // element is read before its own slot is written, and by the same thread.
 template <class T, bool kVector>
@@ -89,32 +87,16 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = begin + tid; i < n; i += step) out[i] = Element<T>(g[i], x[i]);
 }
 
-// A strided walk: the innermost dimension as rows, outer dims decoded per row.
-struct Layout {
-  int32_t outer_rank = 0;
-  int64_t outer_dims[kMaxRank - 1] = {};
-  int64_t outer_strides[3][kMaxRank - 1] = {};
-  int64_t rows = 1;
-  int64_t inner = 1;
-  int64_t inner_strides[3] = {};
-};
-
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     StridedKernel(const typename T::S* g, const typename T::S* x, typename T::S* out, Layout l) {
   const int64_t row_step = int64_t{gridDim.x} * blockDim.y;
   for (int64_t row = int64_t{blockIdx.x} * blockDim.y + threadIdx.y; row < l.rows; row += row_step) {
-    int64_t rem = row, og = 0, ox = 0, oo = 0;
-    for (int d = l.outer_rank - 1; d >= 0; --d) {
-      const int64_t i = rem % l.outer_dims[d];
-      rem /= l.outer_dims[d];
-      og += i * l.outer_strides[0][d];
-      ox += i * l.outer_strides[1][d];
-      oo += i * l.outer_strides[2][d];
-    }
+    int64_t o[3];
+    RowOffsets(l, row, o);
     for (int64_t c = threadIdx.x; c < l.inner; c += blockDim.x) {
-      out[oo + c * l.inner_strides[2]] =
-          Element<T>(g[og + c * l.inner_strides[0]], x[ox + c * l.inner_strides[1]]);
+      out[o[2] + c * l.inner_strides[2]] =
+          Element<T>(g[o[0] + c * l.inner_strides[0]], x[o[1] + c * l.inner_strides[1]]);
     }
   }
 }
@@ -130,32 +112,17 @@ void Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
   if (e.contiguous) {
     constexpr int64_t kVec = 16 / sizeof(S);
     const bool vector = Aligned16(g) && Aligned16(x) && Aligned16(out);
-    const int64_t work = vector ? (e.numel + kVec - 1) / kVec : e.numel;
-    const int64_t blocks = std::min((work + kThreads - 1) / kThreads, kMaxBlocks);
+    const auto blocks = static_cast<unsigned>(FlatBlocks(vector ? (e.numel + kVec - 1) / kVec : e.numel));
     if (vector) {
-      FlatKernel<T, true><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(g, x, out, e.numel);
+      FlatKernel<T, true><<<blocks, kThreads, 0, stream>>>(g, x, out, e.numel);
     } else {
-      FlatKernel<T, false><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(g, x, out, e.numel);
+      FlatKernel<T, false><<<blocks, kThreads, 0, stream>>>(g, x, out, e.numel);
     }
     return;
   }
-  Layout l;
-  const int64_t last = e.rank - 1;
-  l.outer_rank = static_cast<int32_t>(last);
-  for (int64_t d = 0; d < last; ++d) {
-    l.outer_dims[d] = e.dims[d];
-    l.rows *= e.dims[d];
-    for (int op = 0; op < 3; ++op) l.outer_strides[op][d] = e.strides[op][d];
-  }
-  l.inner = e.dims[last];
-  for (int op = 0; op < 3; ++op) l.inner_strides[op] = e.strides[op][last];
-  // Threads across a row up to its length (a power of two), the rest of the
-  // block on further rows, so short rows still fill the block.
-  int tx = 1;
-  while (tx < kThreads && tx < l.inner) tx *= 2;
-  const dim3 block(tx, kThreads / tx);
-  const int64_t blocks = std::min((l.rows + block.y - 1) / block.y, kMaxBlocks);
-  StridedKernel<T><<<static_cast<unsigned>(blocks), block, 0, stream>>>(g, x, out, l);
+  const Layout l = MakeLayout(e);
+  const BlockShape s = StridedLaunch(l);
+  StridedKernel<T><<<static_cast<unsigned>(s.blocks), dim3(s.x, s.y), 0, stream>>>(g, x, out, l);
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 // reject exactly what the CPU phase 1 does, with the same status codes, and
 // plan broadcasting as stride-0 dimensions. Needs no GPU.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
 #include "silu_grad.h"
 #include "silu_grad_cuda.h"
 #include "silu_grad_cuda_executor.h"
+#include "silu_grad_cuda_layout.h"
 
 namespace {
 
@@ -148,6 +151,79 @@ TEST(scalars_and_empty_tensors) {
   const Plan e = CudaPlan(Desc{{3, 0}}, Desc{{1}}, Desc{{3, 0}});
   CHECK_EQ(e.status, jas::kSuccess);
   CHECK_EQ(e.plan.numel, int64_t{0});
+}
+
+// Offsets of one operand's element at output multi-index `idx`, by NumPy's
+// rules, straight from its descriptor.
+int64_t BruteOffset(const Desc& d, const Dims& out_dims, const Dims& idx) {
+  Dims strides = d.strides;
+  if (strides.empty()) {
+    strides.assign(d.dims.size(), 1);
+    for (size_t k = d.dims.size(); k-- > 1;) strides[k - 1] = strides[k] * d.dims[k];
+  }
+  int64_t off = 0;
+  const size_t shift = out_dims.size() - d.dims.size();
+  for (size_t k = 0; k < d.dims.size(); ++k) off += (d.dims[k] == 1 ? 0 : idx[k + shift]) * strides[k];
+  return off;
+}
+
+// Walks the plan exactly as StridedKernel does and checks every output element
+// is visited once, reading the inputs at the offsets NumPy broadcasting implies.
+void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
+  const Plan p = CudaPlan(g, x, out);
+  CHECK_EQ(p.status, jas::kSuccess);
+  const jas::cuda::Layout l = jas::cuda::MakeLayout(p.plan);
+  std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
+  int64_t visits = 0;
+  for (int64_t row = 0; row < l.rows; ++row) {
+    int64_t o[3];
+    jas::cuda::RowOffsets(l, row, o);
+    for (int64_t c = 0; c < l.inner; ++c, ++visits) {
+      seen[o[2] + c * l.inner_strides[2]] = {o[0] + c * l.inner_strides[0], o[1] + c * l.inner_strides[1]};
+    }
+  }
+  CHECK_EQ(visits, p.plan.numel);
+  CHECK_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
+  Dims idx(out.dims.size(), 0);
+  for (int64_t n = 0; n < p.plan.numel; ++n) {
+    const auto it = seen.find(BruteOffset(out, out.dims, idx));
+    CHECK(it != seen.end());
+    CHECK_EQ(it->second.first, BruteOffset(g, out.dims, idx));
+    CHECK_EQ(it->second.second, BruteOffset(x, out.dims, idx));
+    for (size_t k = idx.size(); k-- > 0;) {  // next multi-index, row-major
+      if (++idx[k] < out.dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
+  CHECK_EQ(s.x * s.y, jas::cuda::kThreads);
+  CHECK(s.x >= l.inner || s.x == jas::cuda::kThreads);
+  CHECK(s.blocks * s.y >= l.rows);
+}
+
+TEST(strided_walk_visits_each_element_once_with_broadcast_offsets) {
+  CheckWalk(Desc{{7}}, Desc{{5, 7}}, Desc{{5, 7}});
+  CheckWalk(Desc{{5, 1}}, Desc{{1, 7}}, Desc{{5, 7}});
+  CheckWalk(Desc{{}}, Desc{{3, 4}}, Desc{{3, 4}});
+  CheckWalk(Desc{{2, 1, 4, 1, 3}}, Desc{{3, 1, 5, 3}}, Desc{{2, 3, 4, 5, 3}});
+  CheckWalk(Desc{{2, 1, 2, 1, 2, 1, 2, 3}}, Desc{{1, 3, 1, 2, 1, 2, 1, 3}}, Desc{{2, 3, 2, 2, 2, 2, 2, 3}});
+  CheckWalk(Desc{{600, 300}}, Desc{{600, 1}}, Desc{{600, 300}});
+  CheckWalk(Desc{{3, 4}, {1, 3}}, Desc{{3, 4}, {8, 2}}, Desc{{3, 4}, {1, 3}});  // transposed and strided
+}
+
+TEST(launch_shapes_cover_the_work_and_stay_within_grid_limits) {
+  using jas::cuda::FlatBlocks;
+  CHECK_EQ(FlatBlocks(1), int64_t{1});
+  CHECK_EQ(FlatBlocks(256), int64_t{1});
+  CHECK_EQ(FlatBlocks(257), int64_t{2});
+  CHECK_EQ(FlatBlocks(int64_t{1} << 40), jas::cuda::kMaxBlocks);  // grid-stride loop does the rest
+  jas::cuda::Layout l;
+  l.inner = 3;
+  l.rows = int64_t{1} << 40;
+  const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
+  CHECK_EQ(s.x, 4);
+  CHECK_EQ(s.y, 64);
+  CHECK_EQ(s.blocks, jas::cuda::kMaxBlocks);
 }
 
 HARNESS_MAIN

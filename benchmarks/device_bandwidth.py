@@ -1,0 +1,104 @@
+"""Bandwidth of silu_grad on one device, against a device-to-device copy and
+XLA's autodiff of jax.nn.silu measured in the same run.
+
+    python benchmarks/device_bandwidth.py                    # the first GPU
+    python benchmarks/device_bandwidth.py --device cpu --log2-sizes 16 20
+
+Each call reads grad_output and x and writes grad_input: 3 * n * itemsize
+bytes; the copy moves 2 * n * itemsize. GB/s are those bytes over the median
+time of a call (jitted, fresh output, inputs already on the device). The
+`copy` column is the bandwidth bound the others are compared with.
+`measure()` and `print_table()` serve any device, so the CPU benchmark can
+reuse them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jax_ascend_silu as jas
+
+DTYPES = {"float32": jnp.float32, "float16": jnp.float16, "bfloat16": jnp.bfloat16}
+
+
+def median_seconds(fn, *args, reps: int = 15, calls_per_rep: int = 10) -> float:
+    """Median wall time of one call of `fn(*args)`, dispatch included; each
+    rep enqueues `calls_per_rep` calls and waits for the last."""
+    jax.block_until_ready(fn(*args))  # compile and warm up
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        for _ in range(calls_per_rep):
+            out = fn(*args)
+        jax.block_until_ready(out)
+        times.append((time.perf_counter() - start) / calls_per_rep)
+    return statistics.median(times)
+
+
+def measure(device, n: int, dtype_name: str, reps: int = 15) -> dict:
+    """One row: seconds and GB/s for copy, this package and XLA autodiff."""
+    dtype = DTYPES[dtype_name]
+    key_g, key_x = jax.random.split(jax.random.PRNGKey(n))
+    with jax.default_device(device):
+        g = jax.random.normal(key_g, (n,), jnp.float32).astype(dtype)
+        x = (4 * jax.random.normal(key_x, (n,), jnp.float32)).astype(dtype)
+    itemsize = np.dtype(dtype).itemsize
+    copy = jax.jit(jnp.copy)
+    ours = jax.jit(jas.silu_grad)
+    xla = jax.jit(lambda g, x: jax.vjp(jax.nn.silu, x)[1](g)[0])
+    row = {"device": str(device), "n": n, "dtype": dtype_name}
+    for name, fn, args, nbytes in (
+        ("copy", copy, (x,), 2 * n * itemsize),
+        ("silu_grad", ours, (g, x), 3 * n * itemsize),
+        ("xla_autodiff", xla, (g, x), 3 * n * itemsize),
+    ):
+        seconds = median_seconds(fn, *args, reps=reps)
+        row[f"{name}_s"] = seconds
+        row[f"{name}_gbps"] = nbytes / seconds / 1e9
+    row["fraction_of_copy"] = row["silu_grad_gbps"] / row["copy_gbps"]
+    row["speedup_vs_xla"] = row["xla_autodiff_s"] / row["silu_grad_s"]
+    return row
+
+
+def print_table(rows: list[dict], out=sys.stdout) -> None:
+    print(f"{'n':>12} {'dtype':>9} {'copy GB/s':>10} {'ours GB/s':>10} {'XLA GB/s':>9} "
+          f"{'ours/copy':>9} {'vs XLA':>7}", file=out)
+    for r in rows:
+        print(f"{'2^%d' % int(np.log2(r['n'])):>12} {r['dtype']:>9} {r['copy_gbps']:10.1f} "
+              f"{r['silu_grad_gbps']:10.1f} {r['xla_autodiff_gbps']:9.1f} "
+              f"{r['fraction_of_copy']:9.2f} {r['speedup_vs_xla']:6.2f}x", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="gpu", help="jax platform: gpu (default), cuda or cpu")
+    parser.add_argument("--log2-sizes", type=int, nargs="+", default=[20, 24, 26, 28])
+    parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=list(DTYPES))
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args(argv)
+    try:
+        device = jax.devices(args.device)[0]
+    except RuntimeError:
+        print(f"no {args.device} device on this machine (try --device cpu)", file=sys.stderr)
+        return 2
+    print(f"{device.device_kind} ({device.platform}); backends: "
+          f"{ {k: v['platforms'] for k, v in jas.backends().items()} }")
+    rows = [measure(device, 1 << p, d, args.reps) for p in args.log2_sizes for d in args.dtypes]
+    print_table(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
