@@ -47,14 +47,16 @@ struct BF16 {
 };
 
 // One element, as the CPU kernel's full mode (silu_grad_block.h): float32
-// finishes in double, half types round once from g * s'(x).
+// finishes in double, half types are computed in float32 and rounded once.
 template <class T>
 __device__ typename T::S Element(typename T::S g, typename T::S x) {
   const float gf = T::Load(g), xf = T::Load(x);
   if constexpr (T::kFloat32) {
-    return T::Store(math::GradF32<Lane>(gf, xf));
+    double d;
+    math::GradDouble<Lane>(gf, xf, &d);
+    return T::Store(Lane::Narrow(&d));
   } else {
-    return T::Store(Lane::Mul(gf, math::SiluDerivative<Lane>(xf)));
+    return T::Store(math::GradFloat<Lane>(gf, xf));
   }
 }
 

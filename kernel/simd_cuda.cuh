@@ -31,6 +31,7 @@ struct CudaLane {
   __device__ static F Max(F a, F b) { return a > b ? a : b; }
   __device__ static F Round(F a) { return rintf(a); }  // to nearest even
   __device__ static M Lt(F a, F b) { return a < b; }
+  __device__ static M Eq(F a, F b) { return a == b; }
   __device__ static M Gt(F a, F b) { return a > b; }
   __device__ static bool Any(M m) { return m; }
   __device__ static F Select(M m, F a, F b) { return m ? a : b; }
@@ -43,7 +44,7 @@ struct CudaLane {
   __device__ static D FmaD(D a, D b, D c) { return __fma_rn(a, b, c); }
   __device__ static D NegD(D a) { return -a; }
 
-  // p * 2^n for integral n in [-174, 0], in two steps so each factor is normal.
+  // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
   __device__ static F ScaleByPow2(F p, F n) {
     if (n != n) return p;  // NaN input: p is NaN already
     const int32_t ni = static_cast<int32_t>(n);

@@ -11,6 +11,9 @@ from jax.test_util import check_grads
 import jax_ascend_silu as jas
 import reference
 
+# Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
+pytestmark = pytest.mark.usefixtures("platform")
+
 # rtol/atol of a derivative computed in jnp at each dtype (rounded once).
 TOLERANCE = {np.dtype(np.float32): (2e-5, 2e-6), np.dtype(np.float16): (2e-3, 2e-4),
              np.dtype("bfloat16"): (1e-2, 2e-3)}

@@ -9,6 +9,9 @@ import pytest
 import jax_ascend_silu as jas
 import reference
 
+# Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
+pytestmark = pytest.mark.usefixtures("platform")
+
 FUNCTIONS = {"silu_grad": jas.silu_grad, "silu_grad_p": jas.silu_grad_p.bind}
 
 # id: (grad_output shape, x shape, in_axes, out_axes); the batch has 4 entries.
