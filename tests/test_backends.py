@@ -85,6 +85,16 @@ def test_accelerator_lowering_has_one_result_and_no_workspace(platform):
     assert "ui8" in _lowered("cpu", g, x)  # the CPU form carries the workspace result
 
 
+@pytest.mark.parametrize("platform, in_place", [("cuda", True), ("tpu", False)], ids=["cuda", "other-accelerator"])
+def test_only_cuda_writes_over_grad_output(platform, in_place):
+    # This package's CUDA kernel reads each element before writing it; CANN
+    # does not document whether aclnnSiluBackward may, so the default rule
+    # (the Ascend plugin's) never aliases.
+    g = jnp.ones((6, 10), jnp.float32)
+    call = next(l for l in _lowered(platform, g, g).splitlines() if "custom_call @jax_ascend_silu_silu_grad" in l)
+    assert ("output_operand_aliases" in call) is in_place, call
+
+
 def _special_and_random(dtype, shape, seed):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(shape) * 8).astype(np.float32)
@@ -109,7 +119,7 @@ GPU_SHAPES = [
 def test_gpu_matches_cpu_bit_for_bit(shapes, dtype):
     # The GPU runs silu_grad_math.h's operations in the same order, so results
     # agree bitwise (NaN payloads aside). Shapes keep x unbroadcast: there the
-    # CPU kernel precomputes a float32 s'(x), which rounds float32 results once more.
+    # CPU kernel precomputes s'(x) in double, which may round the last bit differently.
     gpu = device_of("cuda")
     if gpu is None:
         pytest.skip("no CUDA GPU on this machine")
