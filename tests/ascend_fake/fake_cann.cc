@@ -57,15 +57,32 @@ jas::TensorDesc Desc(const aclTensor* t) {
   return d;
 }
 
+void ReleaseAbandonedExecutors() {
+  for (const aclOpExecutor* e : g_live_executors) {
+    jas::SiluGradDestroyExecutor(e->kernel);
+    delete e;
+  }
+  g_live_executors.clear();
+}
+
+// Executors still alive at exit are released too, so leak checkers see only
+// the glue's own leaks.
+struct AtExit {
+  ~AtExit() { ReleaseAbandonedExecutors(); }
+} g_at_exit;
+
 }  // namespace
 
 void Reset(const Mode& mode) {
+  ReleaseAbandonedExecutors();
   g_mode = mode;
   g_record = Record{};
   g_message.clear();
 }
 
 const Record& Calls() { return g_record; }
+
+int64_t LiveExecutors() { return static_cast<int64_t>(g_live_executors.size()); }
 
 }  // namespace fake_cann
 

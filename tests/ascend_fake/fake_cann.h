@@ -51,9 +51,12 @@ struct Record {
   bool extra_workspace_written = false;       // the fake wrote its extra bytes (proves they were usable)
 };
 
-// Clears the record and sets the mode for the next calls.
+// Clears the record and sets the mode for the next calls. Executors issued
+// and never run are released here (the documented API has no call for it).
 void Reset(const Mode& mode = {});
 const Record& Calls();
+// Executors issued by phase 1 and not yet run.
+int64_t LiveExecutors();
 
 }  // namespace fake_cann
 

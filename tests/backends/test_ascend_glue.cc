@@ -15,8 +15,22 @@
 #include "ascend_glue.h"
 #include "fake_cann.h"
 #include "half.h"
-#include "harness.h"
+#include "check.h"
 #include "silu_grad.h"
+
+template <class T>
+std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os << "]";
+}
+
+// CHECK, and stop the test when later lines depend on it.
+#define REQUIRE(cond) \
+  do {                \
+    CHECK(cond);      \
+    if (!(cond)) return; \
+  } while (0)
 
 namespace {
 
@@ -170,12 +184,12 @@ struct Run {
 
 }  // namespace
 
-TEST(contiguous_float32_builds_plain_views_and_matches_kernel) {
+TEST(ascend_glue, contiguous_float32_builds_plain_views_and_matches_kernel) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {3, 4}, {3, 4}, {3, 4});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  CHECK_EQ(c.created.size(), size_t{3});
+  REQUIRE(c.created.size() == 3);
   const void* data[3] = {r.g.bytes.data(), r.x.bytes.data(), r.out.bytes.data()};
   for (int i = 0; i < 3; ++i) {
     CHECK_EQ(c.created[i].dims, (Dims{3, 4}));
@@ -190,26 +204,29 @@ TEST(contiguous_float32_builds_plain_views_and_matches_kernel) {
   CHECK(r.near_formula());
 }
 
-TEST(phases_run_once_with_phase_one_executor_and_the_stream) {
+TEST(ascend_glue, phases_run_once_with_phase_one_executor_and_the_stream) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {5}, {5}, {5});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.phase1_calls, 1);
   CHECK_EQ(c.phase2_calls, 1);
-  CHECK_EQ(c.executors_issued.size(), size_t{1});
-  CHECK_EQ(c.executors_run.size(), size_t{1});
+  REQUIRE(c.executors_issued.size() == 1);
+  REQUIRE(c.executors_run.size() == 1);
   CHECK_EQ(c.executors_run[0], c.executors_issued[0]);
   CHECK_EQ(c.stream, kStream);
   CHECK_EQ(c.live_tensors, int64_t{0});
   CHECK_EQ(c.destroyed, 3);
+  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});
 }
 
-TEST(broadcast_grad_output_is_a_stride0_view_over_its_own_storage) {
+TEST(ascend_glue, broadcast_grad_output_is_a_stride0_view_over_its_own_storage) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {4}, {3, 4}, {3, 4});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.created[0].dims, (Dims{3, 4}));
   CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
   CHECK_EQ(c.created[0].storage_dims, (Dims{4}));
@@ -218,11 +235,12 @@ TEST(broadcast_grad_output_is_a_stride0_view_over_its_own_storage) {
   CHECK(r.near_formula());
 }
 
-TEST(broadcast_self_and_both_operands_are_stride0_views) {
+TEST(ascend_glue, broadcast_self_and_both_operands_are_stride0_views) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {1, 4}, {3, 1}, {3, 4});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
   CHECK_EQ(c.created[0].storage_dims, (Dims{1, 4}));
   CHECK_EQ(c.created[1].dims, (Dims{3, 4}));
@@ -233,21 +251,23 @@ TEST(broadcast_self_and_both_operands_are_stride0_views) {
   CHECK(r.near_formula());
 }
 
-TEST(size_one_dims_shared_by_all_keep_their_strides) {
+TEST(ascend_glue, size_one_dims_shared_by_all_keep_their_strides) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {2, 1, 3}, {1, 1, 3}, {2, 1, 3});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.created[0].strides, (Dims{3, 3, 1}));
   CHECK_EQ(c.created[1].strides, (Dims{0, 3, 1}));
   CHECK(r.matches_kernel());
 }
 
-TEST(scalar_output_becomes_a_one_element_vector) {
+TEST(ascend_glue, scalar_output_becomes_a_one_element_vector) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {}, {}, {});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   for (int i = 0; i < 3; ++i) {
     CHECK_EQ(c.created[i].dims, (Dims{1}));
     CHECK_EQ(c.created[i].strides, (Dims{1}));
@@ -257,22 +277,23 @@ TEST(scalar_output_becomes_a_one_element_vector) {
   CHECK(r.near_formula());
 }
 
-TEST(scalar_grad_output_broadcasts_with_all_zero_strides) {
+TEST(ascend_glue, scalar_grad_output_broadcasts_with_all_zero_strides) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {}, {2, 3}, {2, 3});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
+  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.created[0].dims, (Dims{2, 3}));
   CHECK_EQ(c.created[0].strides, (Dims{0, 0}));
   CHECK_EQ(c.created[0].storage_dims, (Dims{1}));
   CHECK(r.matches_kernel());
 }
 
-TEST(half_types_map_to_acl_enums_and_match_kernel) {
+TEST(ascend_glue, half_types_map_to_acl_enums_and_match_kernel) {
   for (aclDataType t : {ACL_FLOAT16, ACL_BF16}) {
     fake_cann::Reset();
     Run r(t, {2, 1, 5}, {3, 5}, {2, 3, 5});
-    CHECK(r.outcome.ok());
+    REQUIRE(r.outcome.ok());
     for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, t);
     CHECK_EQ(static_cast<int>(t), t == ACL_FLOAT16 ? 1 : 27);
     CHECK(r.matches_kernel());
@@ -280,37 +301,39 @@ TEST(half_types_map_to_acl_enums_and_match_kernel) {
   }
 }
 
-TEST(rank_eight_passes_through) {
+TEST(ascend_glue, rank_eight_passes_through) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {2, 1, 2, 1, 2, 1, 2, 3}, {1, 3, 1, 2, 1, 2, 1, 3}, {2, 3, 2, 2, 2, 2, 2, 3});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
+  REQUIRE(fake_cann::Calls().created.size() == 3);
   CHECK_EQ(fake_cann::Calls().created[2].dims.size(), size_t{8});
   CHECK(r.matches_kernel());
 }
 
-TEST(zero_workspace_is_never_allocated_and_phase_two_gets_null_zero) {
+TEST(ascend_glue, zero_workspace_is_never_allocated_and_phase_two_gets_null_zero) {
   fake_cann::Reset();
   Run r(ACL_FLOAT, {3, 4}, {4}, {3, 4});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   CHECK(r.alloc.requests.empty());
   CHECK(fake_cann::Calls().workspace == nullptr);
   CHECK_EQ(fake_cann::Calls().workspace_size, uint64_t{0});
 }
 
-TEST(nonzero_workspace_is_allocated_once_at_its_size_and_handed_to_phase_two) {
+TEST(ascend_glue, nonzero_workspace_is_allocated_once_at_its_size_and_handed_to_phase_two) {
   fake_cann::Mode mode;
   mode.extra_workspace = 4096;
   fake_cann::Reset(mode);
   Run r(ACL_BF16, {7, 9}, {7, 9}, {7, 9});
-  CHECK(r.outcome.ok());
+  REQUIRE(r.outcome.ok());
   CHECK_EQ(r.alloc.requests, (std::vector<uint64_t>{4096}));
+  REQUIRE(r.alloc.blocks.size() == 1);
   CHECK_EQ(fake_cann::Calls().workspace, static_cast<void*>(r.alloc.blocks[0].get()));
   CHECK_EQ(fake_cann::Calls().workspace_size, uint64_t{4096});
   CHECK(fake_cann::Calls().extra_workspace_written);
   CHECK(r.matches_kernel());
 }
 
-TEST(failed_workspace_allocation_stops_before_phase_two) {
+TEST(ascend_glue, failed_workspace_allocation_stops_before_phase_two) {
   fake_cann::Mode mode;
   mode.extra_workspace = 1000;
   fake_cann::Reset(mode);
@@ -322,11 +345,12 @@ TEST(failed_workspace_allocation_stops_before_phase_two) {
   CHECK(Contains(o.message, "1000 bytes"));
   CHECK_EQ(alloc.requests, (std::vector<uint64_t>{1000}));
   CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
+  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{1});  // never run: CANN documents no way to release it
   CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
   CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kResourceExhausted);
 }
 
-TEST(a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
+TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
   fake_cann::Mode mode;
   mode.extra_workspace = 64;
   fake_cann::Reset(mode);
@@ -355,6 +379,7 @@ void CheckStatusMapping(bool phase1) {
     CHECK(Contains(o.message, "fake CANN: "));  // aclGetRecentErrMsg() is carried over
     CHECK(Contains(o.message, "self float32[3] as [2,3] strides [0,1]"));
     CHECK_EQ(fake_cann::Calls().phase2_calls, phase1 ? 0 : 1);
+    CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});  // a failed phase 2 still consumes it
     CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
     const xla::ffi::Error e = jas::ascend::ToFfiError(o);
     CHECK(e.failure());
@@ -364,11 +389,11 @@ void CheckStatusMapping(bool phase1) {
   }
 }
 
-TEST(each_phase_one_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(true); }
+TEST(ascend_glue, each_phase_one_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(true); }
 
-TEST(each_phase_two_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(false); }
+TEST(ascend_glue, each_phase_two_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(false); }
 
-TEST(failed_tensor_creation_destroys_the_tensors_already_made) {
+TEST(ascend_glue, failed_tensor_creation_destroys_the_tensors_already_made) {
   for (int fail_at = 0; fail_at < 3; ++fail_at) {
     fake_cann::Mode mode;
     mode.fail_create_tensor_call = fail_at;
@@ -386,7 +411,7 @@ TEST(failed_tensor_creation_destroys_the_tensors_already_made) {
   }
 }
 
-TEST(empty_output_makes_no_cann_call) {
+TEST(ascend_glue, empty_output_makes_no_cann_call) {
   fake_cann::Reset();
   Buffer g(ACL_FLOAT, {3, 0}), x(ACL_FLOAT, {1}), out(ACL_FLOAT, {3, 0});
   Allocator alloc;
@@ -396,7 +421,7 @@ TEST(empty_output_makes_no_cann_call) {
   CHECK_EQ(fake_cann::Calls().phase1_calls, 0);
 }
 
-TEST(unbroadcastable_shapes_are_refused_before_any_cann_call) {
+TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
   fake_cann::Reset();
   Buffer g(ACL_FLOAT, {3, 4}), x(ACL_FLOAT, {5}), out(ACL_FLOAT, {3, 4});
   Allocator alloc;
@@ -407,7 +432,7 @@ TEST(unbroadcastable_shapes_are_refused_before_any_cann_call) {
   CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument);
 }
 
-TEST(operator_rejections_pass_through_with_its_status) {
+TEST(ascend_glue, operator_rejections_pass_through_with_its_status) {
   fake_cann::Reset();  // the fake's operator is the kernel: it rejects mixed dtypes with 161002
   Buffer g(ACL_FLOAT16, {4}), x(ACL_FLOAT, {4}), out(ACL_FLOAT, {4});
   Allocator alloc;
@@ -420,7 +445,7 @@ TEST(operator_rejections_pass_through_with_its_status) {
   CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
 }
 
-TEST(status_labels_name_known_codes_and_classify_the_rest) {
+TEST(ascend_glue, status_labels_name_known_codes_and_classify_the_rest) {
   CHECK_EQ(jas::ascend::StatusLabel(161001), std::string("ACLNN_ERR_PARAM_NULLPTR"));
   CHECK_EQ(jas::ascend::StatusLabel(161002), std::string("ACLNN_ERR_PARAM_INVALID"));
   CHECK_EQ(jas::ascend::StatusLabel(361001), std::string("ACLNN_ERR_RUNTIME_ERROR"));
@@ -432,7 +457,7 @@ TEST(status_labels_name_known_codes_and_classify_the_rest) {
 }
 
 // The fake itself must catch the misuses the glue is tested against.
-TEST(fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
+TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   fake_cann::Mode mode;
   mode.extra_workspace = 16;
   fake_cann::Reset(mode);
@@ -442,11 +467,11 @@ TEST(fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   Buffer* b[3] = {&g, &x, &out};
   for (int i = 0; i < 3; ++i) {
     t[i] = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, b[i]->bytes.data());
-    CHECK(t[i] != nullptr);
+    REQUIRE(t[i] != nullptr);
   }
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
-  CHECK_EQ(aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e), 0);
+  REQUIRE(aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e) == 0);
   CHECK_EQ(ws, uint64_t{16});
   CHECK_EQ(aclnnSiluBackward(nullptr, ws, e, kStream), 161001);
   CHECK(Contains(aclGetRecentErrMsg(), "nullptr"));
@@ -456,4 +481,3 @@ TEST(fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
 }
 
-HARNESS_MAIN

@@ -6,11 +6,25 @@
 #include <utility>
 #include <vector>
 
-#include "harness.h"
+#include "check.h"
 #include "silu_grad.h"
 #include "silu_grad_cuda.h"
 #include "silu_grad_cuda_executor.h"
 #include "silu_grad_cuda_layout.h"
+
+template <class T>
+std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os << "]";
+}
+
+// CHECK, and stop the test when later lines depend on it.
+#define REQUIRE(cond) \
+  do {                \
+    CHECK(cond);      \
+    if (!(cond)) return; \
+  } while (0)
 
 namespace {
 
@@ -71,7 +85,7 @@ Dims Strides(const jas::SiluGradCudaExecutor& e, int op) {
 
 }  // namespace
 
-TEST(same_status_codes_as_the_cpu_phase_one) {
+TEST(cuda_plan, same_status_codes_as_the_cpu_phase_one) {
   const Desc f32{{3, 4}};
   Desc f16 = f32;
   f16.dtype = jas::DataType::kFloat16;
@@ -104,7 +118,7 @@ TEST(same_status_codes_as_the_cpu_phase_one) {
   CHECK_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
 }
 
-TEST(contiguous_operands_take_the_flat_path_without_workspace) {
+TEST(cuda_plan, contiguous_operands_take_the_flat_path_without_workspace) {
   const Plan p = CudaPlan(Desc{{2, 1, 3}}, Desc{{2, 1, 3}}, Desc{{2, 1, 3}});
   CHECK_EQ(p.status, jas::kSuccess);
   CHECK_EQ(p.workspace, uint64_t{0});
@@ -114,7 +128,7 @@ TEST(contiguous_operands_take_the_flat_path_without_workspace) {
   CHECK_EQ(Strides(p.plan, 2), (Dims{3, 1}));
 }
 
-TEST(broadcast_operands_get_stride0_dims_and_no_workspace) {
+TEST(cuda_plan, broadcast_operands_get_stride0_dims_and_no_workspace) {
   // self broadcast: the CPU plan would precompute s'(self) into a workspace;
   // the GPU reads it through stride 0 instead.
   const Plan p = CudaPlan(Desc{{5, 7}}, Desc{{7}}, Desc{{5, 7}});
@@ -132,7 +146,7 @@ TEST(broadcast_operands_get_stride0_dims_and_no_workspace) {
   CHECK_EQ(Strides(scalar.plan, 1), (Dims{0, 0}));
 }
 
-TEST(strided_views_and_offsets_are_kept) {
+TEST(cuda_plan, strided_views_and_offsets_are_kept) {
   Desc x{{3, 4}, {8, 2}};
   x.offset = 5;
   const Plan p = CudaPlan(Desc{{3, 4}}, x, Desc{{3, 4}});
@@ -142,7 +156,7 @@ TEST(strided_views_and_offsets_are_kept) {
   CHECK_EQ(p.plan.offsets[1], int64_t{5});
 }
 
-TEST(scalars_and_empty_tensors) {
+TEST(cuda_plan, scalars_and_empty_tensors) {
   const Plan s = CudaPlan(Desc{{}}, Desc{{}}, Desc{{}});
   CHECK_EQ(s.status, jas::kSuccess);
   CHECK_EQ(s.plan.numel, int64_t{1});
@@ -171,7 +185,7 @@ int64_t BruteOffset(const Desc& d, const Dims& out_dims, const Dims& idx) {
 // is visited once, reading the inputs at the offsets NumPy broadcasting implies.
 void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   const Plan p = CudaPlan(g, x, out);
-  CHECK_EQ(p.status, jas::kSuccess);
+  REQUIRE(p.status == jas::kSuccess);
   const jas::cuda::Layout l = jas::cuda::MakeLayout(p.plan);
   std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
   int64_t visits = 0;
@@ -187,7 +201,7 @@ void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   Dims idx(out.dims.size(), 0);
   for (int64_t n = 0; n < p.plan.numel; ++n) {
     const auto it = seen.find(BruteOffset(out, out.dims, idx));
-    CHECK(it != seen.end());
+    REQUIRE(it != seen.end());
     CHECK_EQ(it->second.first, BruteOffset(g, out.dims, idx));
     CHECK_EQ(it->second.second, BruteOffset(x, out.dims, idx));
     for (size_t k = idx.size(); k-- > 0;) {  // next multi-index, row-major
@@ -201,7 +215,7 @@ void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   CHECK(s.blocks * s.y >= l.rows);
 }
 
-TEST(strided_walk_visits_each_element_once_with_broadcast_offsets) {
+TEST(cuda_plan, strided_walk_visits_each_element_once_with_broadcast_offsets) {
   CheckWalk(Desc{{7}}, Desc{{5, 7}}, Desc{{5, 7}});
   CheckWalk(Desc{{5, 1}}, Desc{{1, 7}}, Desc{{5, 7}});
   CheckWalk(Desc{{}}, Desc{{3, 4}}, Desc{{3, 4}});
@@ -211,7 +225,7 @@ TEST(strided_walk_visits_each_element_once_with_broadcast_offsets) {
   CheckWalk(Desc{{3, 4}, {1, 3}}, Desc{{3, 4}, {8, 2}}, Desc{{3, 4}, {1, 3}});  // transposed and strided
 }
 
-TEST(launch_shapes_cover_the_work_and_stay_within_grid_limits) {
+TEST(cuda_plan, launch_shapes_cover_the_work_and_stay_within_grid_limits) {
   using jas::cuda::FlatBlocks;
   CHECK_EQ(FlatBlocks(1), int64_t{1});
   CHECK_EQ(FlatBlocks(256), int64_t{1});
@@ -226,4 +240,3 @@ TEST(launch_shapes_cover_the_work_and_stay_within_grid_limits) {
   CHECK_EQ(s.blocks, jas::cuda::kMaxBlocks);
 }
 
-HARNESS_MAIN
