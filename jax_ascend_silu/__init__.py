@@ -5,6 +5,8 @@
 - ``silu_grad_p``: the primitive itself.
 - ``backends()``: which backends (cpu, cuda, ascend) were compiled and the
   platforms their handlers are registered for.
+- ``route(f)``: runs ``f`` (code you don't own) with the backward pass of its
+  ``jax.nn.silu`` calls through the kernel.
 """
 
 from ._ffi import backends
@@ -12,5 +14,6 @@ from ._version import __version__
 from .activation import silu
 from .partitioning import silu_grad
 from .primitive import silu_grad_p
+from .route import route
 
-__all__ = ["__version__", "backends", "silu", "silu_grad", "silu_grad_p"]
+__all__ = ["__version__", "backends", "route", "silu", "silu_grad", "silu_grad_p"]
