@@ -172,9 +172,10 @@ class _Router:
         if not self._contains_silu(jaxpr):
             return value
         in_avals = [v.aval for v in jaxpr.invars]
-        if not all(isinstance(a, jax.core.ShapedArray) for a in in_avals):
+        arrays = [a for a in in_avals if isinstance(a, jax.core.ShapedArray)]
+        if len(arrays) != len(in_avals):
             return value  # tokens or references: leave the primitive as it is
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in in_avals]
+        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in arrays]
         new = jax.make_jaxpr(lambda *a: self.eval(jaxpr, consts, a))(*specs)
         if list(new.in_avals) != in_avals or list(new.out_avals) != [v.aval for v in jaxpr.outvars]:
             return value

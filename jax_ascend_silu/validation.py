@@ -6,8 +6,8 @@ anything reaches XLA.
 
 from __future__ import annotations
 
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 SUPPORTED_DTYPES = (np.dtype(jnp.float32), np.dtype(jnp.float16), np.dtype(jnp.bfloat16))
 MAX_RANK = 8

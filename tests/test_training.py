@@ -1,7 +1,6 @@
 """End to end: gradients of a SiLU MLP and a jitted training loop."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -1,0 +1,18 @@
+# Types of the native module built from ffi/module.cc (NB_MODULE(_silu_grad_ext, m)).
+# One stub per m.def, same names and parameters: tests/test_packaging.py compares
+# this file with the signatures nanobind reports for the built module.
+
+from collections.abc import Sequence
+from typing import Any
+
+def registrations() -> dict[str, Any]:
+    """FFI targets for platform 'cpu': {name: PyCapsule}."""
+
+def workspace_size(grad_output: Sequence[int], self: Sequence[int], grad_input: Sequence[int], dtype: str) -> int:
+    """Workspace bytes phase 1 plans for these shapes (raises ValueError if it rejects them)."""
+
+def isa() -> str:
+    """The instruction set the kernel runs with on this processor."""
+
+def supported_isas() -> list[str]:
+    """Instruction sets this build and processor can run."""
