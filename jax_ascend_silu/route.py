@@ -79,7 +79,7 @@ def _is_array(leaf: Any) -> bool:
     return isinstance(leaf, (jax.Array, np.ndarray, np.generic))
 
 
-def is_silu(eqn: JaxprEqn) -> bool:
+def _is_silu(eqn: JaxprEqn) -> bool:
     """Whether ``eqn`` calls ``jax.nn.silu``: a jit named ``silu`` computing
     ``mul(x, logistic(x))`` on its single operand."""
     if eqn.primitive.name not in _CALLS or eqn.params.get("name") != "silu":
@@ -126,7 +126,7 @@ class _Router:
         env.update(zip(jaxpr.invars, args))
         for eqn in jaxpr.eqns:
             invals = [read(v) for v in eqn.invars]
-            if is_silu(eqn) and _supported(eqn.invars[0].aval):
+            if _is_silu(eqn) and _supported(eqn.invars[0].aval):
                 outvals = [silu(invals[0])]
             else:
                 outvals = _eval_eqn(self._rewrite_eqn(eqn), invals)
@@ -141,7 +141,7 @@ class _Router:
         if key not in self._contains:
             found = False
             for eqn in jaxpr.eqns:
-                if is_silu(eqn):
+                if _is_silu(eqn):
                     found = found or _supported(eqn.invars[0].aval)
                 elif eqn.primitive.name in _REWRITTEN:
                     found = any(self._contains_silu(sub) for sub in _subjaxprs(eqn)) or found
@@ -210,7 +210,7 @@ def _walk(jaxpr: Jaxpr) -> Iterator[JaxprEqn]:
     """Every equation of jaxpr and of the inner jaxprs route rewrites."""
     for eqn in jaxpr.eqns:
         yield eqn
-        if eqn.primitive.name in _REWRITTEN and not is_silu(eqn):
+        if eqn.primitive.name in _REWRITTEN and not _is_silu(eqn):
             for sub in _subjaxprs(eqn):
                 yield from _walk(sub)
 
