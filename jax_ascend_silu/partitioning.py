@@ -25,7 +25,6 @@ from .derivatives import silu_prime, wide_float
 from .primitive import align_batched, silu_grad_p, x_tangent
 from .sharding_specs import aligned_dims, operand_spec, result_spec, varying_axes
 
-
 # ------------------------------------------------------- 3. partitioning --
 
 def _sharding_rule(mesh, operand_types, result_types):

@@ -29,7 +29,8 @@ def result_spec(operands, out_shape) -> PartitionSpec:
     """The result's spec from the operands' (avals or ShapeDtypeStructs with a
     sharding): each result dim takes the mesh axes of the first operand dim
     that is not broadcast there, unless another result dim already uses them."""
-    result, used = [None] * len(out_shape), set()
+    result: list = [None] * len(out_shape)
+    used: set = set()
     for a in operands:
         shape = tuple(a.shape)
         spec = spec_of(a.sharding, len(shape))
@@ -43,9 +44,9 @@ def result_spec(operands, out_shape) -> PartitionSpec:
 
 def operand_spec(result: PartitionSpec, shape, out_shape) -> PartitionSpec:
     """An operand's spec matching the result's: broadcast dims are replicated."""
-    result = tuple(result) + (None,) * (len(out_shape) - len(result))
+    padded = tuple(result) + (None,) * (len(out_shape) - len(result))
     dims = aligned_dims(shape, len(out_shape))
-    return PartitionSpec(*(result[j] if shape[i] == out_shape[j] else None for i, j in dims))
+    return PartitionSpec(*(padded[j] if shape[i] == out_shape[j] else None for i, j in dims))
 
 
 def varying_axes(aval) -> frozenset:

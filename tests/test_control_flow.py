@@ -88,7 +88,7 @@ def _compile(fn, *args, donate=()):
 
 
 def _custom_call_line(hlo: str) -> str:
-    (line,) = [l for l in hlo.splitlines() if f'custom_call_target="{TARGET}"' in l]
+    (line,) = [text for text in hlo.splitlines() if f'custom_call_target="{TARGET}"' in text]
     return line
 
 

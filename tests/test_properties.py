@@ -6,8 +6,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jax_ascend_silu as jas
 import reference

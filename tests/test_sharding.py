@@ -11,8 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
 
 import jax_ascend_silu as jas
 import reference
@@ -145,7 +144,7 @@ def test_vmap_of_sharded_silu_grad_stays_local(mesh):
 
 
 def test_gspmd_partitioner_also_keeps_shards(auto_mesh):
-    g, x, g_sharded, x_sharded, _ = _case(auto_mesh, "x-broadcast")
+    _, _, g_sharded, x_sharded, _ = _case(auto_mesh, "x-broadcast")
     jax.config.update("jax_use_shardy_partitioner", False)
     try:
         assert local_custom_calls(lambda a, b: jas.silu_grad(a, b), g_sharded, x_sharded) == [(8, 8)]
