@@ -13,7 +13,6 @@ import functools
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
@@ -96,7 +95,7 @@ def test_max_ulp_error_per_dtype(report):
         m = _measure(dtype)
         lines.append(f"{np.dtype(dtype).name:9} {_inputs(dtype)[1].size:>8} {reference.MAX_ULP[np.dtype(dtype)]:>5}  "
                      + "  ".join(f"{_cell(m[c]):30}" for c in columns))
-    report("silu_grad max ulp error against exact float64, same inputs in every column", [l.rstrip() for l in lines])
+    report("silu_grad max ulp error against exact float64, same inputs in every column", [line.rstrip() for line in lines])
     for dtype in DTYPES:
         m, bound = _measure(dtype), reference.MAX_ULP[np.dtype(dtype)]
         for ours in ("ours", "ours, x reused"):

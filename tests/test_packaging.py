@@ -4,51 +4,114 @@ module's stub (checked against the built module), one version number."""
 import ast
 import importlib.metadata
 import pathlib
+import types
+
+import pytest
 
 import jax_ascend_silu as jas
 from jax_ascend_silu import _silu_grad_ext
 
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
+STUBS = PACKAGE / "_silu_grad_ext"  # __init__.pyi, then one .pyi per submodule
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Splits a parameter list at commas outside brackets and quotes."""
+    parts, depth, quote, current = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        current += ch
+    return [p.strip() for p in [*parts, current] if p.strip()]
 
 
 def _parameters(signature: str) -> tuple[str, ...]:
-    """Parameter names of a 'def name(...) -> T' line as nanobind prints it."""
-    text = signature if signature.startswith("def ") else "def " + signature
-    (fn,) = ast.parse(text + ": ...").body
-    assert isinstance(fn, ast.FunctionDef)
-    return tuple(a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs)
+    """Parameter names (without self) of a 'def name(...) -> T' line, as
+    nanobind prints it (its types and defaults need not be valid Python)."""
+    inner = signature[signature.index("(") + 1 : signature.rindex(")")]
+    names = (p.split(":")[0].split("=")[0].strip() for p in _split_top_level(inner))
+    return tuple(n for n in names if n not in ("self", "*", "/"))
 
 
-def _native_signatures(module) -> dict[str, list[tuple[str, ...]]]:
-    found = {}
+def _native_surface(module) -> dict:
+    """{name: what it is} for a native module: functions and methods by their
+    parameters, classes by their members, other values as 'value'."""
+    found: dict = {}
     for name in dir(module):
-        fn = getattr(module, name)
-        if name.startswith("_") or not callable(fn):
+        value = getattr(module, name)
+        if name.startswith("_") or isinstance(value, types.ModuleType):
             continue
-        lines = [entry[0] for entry in fn.__nb_signature__]  # one entry per overload
-        found[name] = sorted(_parameters(line) for line in lines)
+        if hasattr(value, "__nb_signature__"):
+            found[name] = sorted(_parameters(entry[0]) for entry in value.__nb_signature__)
+        elif isinstance(value, type):
+            members = [m for m in dir(value) if not m.startswith("_")] + ["__init__"]
+            found[name] = {
+                m: sorted(_parameters(e[0]) for e in getattr(value, m).__nb_signature__)
+                if hasattr(getattr(value, m), "__nb_signature__")
+                else "attribute"
+                for m in members
+            }
+        else:
+            found[name] = "value"
     return found
 
 
-def _stub_signatures(path: pathlib.Path) -> dict[str, list[tuple[str, ...]]]:
-    found: dict[str, list[tuple[str, ...]]] = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.FunctionDef):
-            found.setdefault(node.name, []).append(_parameters(ast.unparse(node).splitlines()[0].rstrip(":")))
-    return {name: sorted(params) for name, params in found.items()}
+def _stub_surface(path: pathlib.Path) -> dict:
+    """The same description, read from a stub file."""
+
+    def describe(body):
+        found: dict = {}
+        for node in body:
+            if isinstance(node, ast.FunctionDef):
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
+                    found[node.name] = "attribute"
+                else:
+                    header = ast.unparse(node).split(") ->")[0] + ")"
+                    found.setdefault(node.name, []).append(_parameters(header))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found[node.target.id] = "value"
+            elif isinstance(node, ast.ClassDef):
+                found[node.name] = describe(node.body)
+        return {k: sorted(v) if isinstance(v, list) else v for k, v in found.items()}
+
+    surface = describe(ast.parse(path.read_text()).body)
+    return {k: ({m: ("attribute" if d == "value" else d) for m, d in v.items()} if isinstance(v, dict) else v)
+            for k, v in surface.items()}
 
 
-def test_package_is_typed_and_ships_the_extension_stub():
+def _native_modules(module, prefix=""):
+    """The module and its native submodules, as (dotted path below it, module)."""
+    yield prefix, module
+    for name in dir(module):
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{module.__name__}.{name}":
+            yield from _native_modules(value, f"{prefix}{name}.")
+
+
+def test_package_is_typed_and_ships_the_extension_stubs():
     assert (PACKAGE / "py.typed").is_file()
-    ext = pathlib.Path(_silu_grad_ext.__file__)
-    assert ext.parent == PACKAGE
-    assert (PACKAGE / "_silu_grad_ext.pyi").is_file()
+    assert pathlib.Path(_silu_grad_ext.__file__).parent == PACKAGE
+    for path, _ in _native_modules(_silu_grad_ext):
+        assert (STUBS / (path.replace(".", "/").rstrip("/") or "__init__")).with_suffix(".pyi").is_file(), path
 
 
-def test_stub_lists_every_native_function_with_its_parameters():
-    native = _native_signatures(_silu_grad_ext)
-    assert native, "the extension exposes no functions"
-    assert _stub_signatures(PACKAGE / "_silu_grad_ext.pyi") == native
+@pytest.mark.parametrize("path", [p for p, _ in _native_modules(_silu_grad_ext)], ids=lambda p: p.rstrip(".") or "top")
+def test_stub_matches_the_built_module(path):
+    module = dict(_native_modules(_silu_grad_ext))[path]
+    stub = (STUBS / (path.replace(".", "/").rstrip("/") or "__init__")).with_suffix(".pyi")
+    native = _native_surface(module)
+    assert native, f"{module.__name__} exposes nothing"
+    assert _stub_surface(stub) == native
 
 
 def test_version_has_one_source():

@@ -1,9 +1,12 @@
-# Types of the native module built from ffi/module.cc (NB_MODULE(_silu_grad_ext, m)).
-# One stub per m.def, same names and parameters: tests/test_packaging.py compares
-# this file with the signatures nanobind reports for the built module.
+# Types of the native module built from ffi/ (NB_MODULE(_silu_grad_ext, m) in
+# ffi/module.cc): one stub per m.def, same names and parameters; a submodule
+# (m.def_submodule) gets a file of its own here. tests/test_packaging.py
+# compares these stubs with what nanobind reports for the built module.
 
 from collections.abc import Sequence
 from typing import Any
+
+from . import kernel as kernel
 
 def registrations() -> dict[str, Any]:
     """FFI targets for platform 'cpu': {name: PyCapsule}."""
