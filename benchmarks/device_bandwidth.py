@@ -72,7 +72,7 @@ def print_table(rows: list[dict], out=sys.stdout) -> None:
     print(f"{'n':>12} {'dtype':>9} {'copy GB/s':>10} {'ours GB/s':>10} {'XLA GB/s':>9} "
           f"{'ours/copy':>9} {'vs XLA':>7}", file=out)
     for r in rows:
-        print(f"{'2^%d' % int(np.log2(r['n'])):>12} {r['dtype']:>9} {r['copy_gbps']:10.1f} "
+        print(f"{'2^' + str(int(np.log2(r['n']))):>12} {r['dtype']:>9} {r['copy_gbps']:10.1f} "
               f"{r['silu_grad_gbps']:10.1f} {r['xla_autodiff_gbps']:9.1f} "
               f"{r['fraction_of_copy']:9.2f} {r['speedup_vs_xla']:6.2f}x", file=out)
 

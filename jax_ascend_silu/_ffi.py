@@ -44,7 +44,8 @@ def _load(backend: str, module: str, platform: str) -> dict:
         return {"compiled": True, "platforms": [], "detail": f"built, but failed to load: {err}"}
     detail = mod.build_info() if hasattr(mod, "build_info") else f"kernel ISA {ext.isa()}"
     if backend == "cuda" and not _jax_cuda_plugin_present():
-        return {"compiled": True, "platforms": [], "detail": f"{detail}; not registered: jax's CUDA plugin is not installed"}
+        detail += "; not registered: jax's CUDA plugin is not installed"
+        return {"compiled": True, "platforms": [], "detail": detail}
     for target, capsule in mod.registrations().items():
         jax.ffi.register_ffi_target(target, capsule, platform=platform)
     return {"compiled": True, "platforms": [platform], "detail": detail}

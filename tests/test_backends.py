@@ -15,9 +15,9 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import device_of
 
 import jax_ascend_silu as jas
-from conftest import device_of
 from jax_ascend_silu import __main__ as cli
 
 BACKENDS = {"cpu": ("_silu_grad_ext", "cpu"), "cuda": ("_silu_grad_cuda", "CUDA"), "ascend": ("_silu_grad_ascend", "ASCEND")}
@@ -61,7 +61,7 @@ def test_info_prints_every_backend(capsys):
     out = capsys.readouterr().out
     assert "backends:" in out
     for name, status in jas.backends().items():
-        line = next(l for l in out.splitlines() if l.strip().startswith(name + " "))
+        line = next(text for text in out.splitlines() if text.strip().startswith(name + " "))
         assert ("not compiled" not in line) is status["compiled"], line
         for platform in status["platforms"]:
             assert f"registered for {platform}" in line
@@ -79,7 +79,7 @@ def test_accelerator_lowering_has_one_result_and_no_workspace(platform):
     g = jnp.ones((6, 10), jnp.bfloat16)
     x = jnp.ones((10,), jnp.bfloat16)
     text = _lowered(platform, g, x)
-    call = next(l for l in text.splitlines() if "stablehlo.custom_call @jax_ascend_silu_silu_grad" in l)
+    call = next(line for line in text.splitlines() if "stablehlo.custom_call @jax_ascend_silu_silu_grad" in line)
     assert call.rstrip().endswith("-> tensor<6x10xbf16>"), call
     assert "ui8" not in text
     assert "ui8" in _lowered("cpu", g, x)  # the CPU form carries the workspace result
@@ -91,7 +91,7 @@ def test_only_cuda_writes_over_grad_output(platform, in_place):
     # does not document whether aclnnSiluBackward may, so the default rule
     # (the Ascend plugin's) never aliases.
     g = jnp.ones((6, 10), jnp.float32)
-    call = next(l for l in _lowered(platform, g, g).splitlines() if "custom_call @jax_ascend_silu_silu_grad" in l)
+    call = next(line for line in _lowered(platform, g, g).splitlines() if "custom_call @jax_ascend_silu_silu_grad" in line)
     assert ("output_operand_aliases" in call) is in_place, call
 
 

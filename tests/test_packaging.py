@@ -2,7 +2,9 @@
 module's stub (checked against the built module), one version number."""
 
 import ast
+import importlib
 import importlib.metadata
+import importlib.util
 import pathlib
 import types
 
@@ -12,7 +14,6 @@ import jax_ascend_silu as jas
 from jax_ascend_silu import _silu_grad_ext
 
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
-STUBS = PACKAGE / "_silu_grad_ext"  # __init__.pyi, then one .pyi per submodule
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -98,20 +99,39 @@ def _native_modules(module, prefix=""):
             yield from _native_modules(value, f"{prefix}{name}.")
 
 
-def test_package_is_typed_and_ships_the_extension_stubs():
+def _stub_path(module_name: str, sub_path: str = "") -> pathlib.Path:
+    """Where the stub of a native module (or of one of its submodules) lives:
+    a stub package for modules with submodules, else a single .pyi."""
+    package = PACKAGE / module_name
+    if package.is_dir():
+        return package / ((sub_path.rstrip(".").replace(".", "/") or "__init__") + ".pyi")
+    assert not sub_path
+    return PACKAGE / f"{module_name}.pyi"
+
+
+# The CPU module is always built; the CUDA and Ascend ones only with their CMake options.
+NATIVE = ["_silu_grad_ext", "_silu_grad_cuda", "_silu_grad_ascend"]
+
+
+def _built(module_name: str):
+    if importlib.util.find_spec(f"jax_ascend_silu.{module_name}") is None:
+        pytest.skip(f"{module_name} is not built in this installation")
+    return importlib.import_module(f"jax_ascend_silu.{module_name}")
+
+
+def test_package_is_typed_and_ships_a_stub_for_every_native_module():
     assert (PACKAGE / "py.typed").is_file()
     assert pathlib.Path(_silu_grad_ext.__file__).parent == PACKAGE
-    for path, _ in _native_modules(_silu_grad_ext):
-        assert (STUBS / (path.replace(".", "/").rstrip("/") or "__init__")).with_suffix(".pyi").is_file(), path
+    for name in NATIVE:
+        assert _stub_path(name).is_file(), name
 
 
-@pytest.mark.parametrize("path", [p for p, _ in _native_modules(_silu_grad_ext)], ids=lambda p: p.rstrip(".") or "top")
-def test_stub_matches_the_built_module(path):
-    module = dict(_native_modules(_silu_grad_ext))[path]
-    stub = (STUBS / (path.replace(".", "/").rstrip("/") or "__init__")).with_suffix(".pyi")
-    native = _native_surface(module)
-    assert native, f"{module.__name__} exposes nothing"
-    assert _stub_surface(stub) == native
+@pytest.mark.parametrize("module_name", NATIVE)
+def test_stubs_match_the_built_module(module_name):
+    for sub_path, module in _native_modules(_built(module_name)):
+        native = _native_surface(module)
+        assert native, f"{module.__name__} exposes nothing"
+        assert _stub_surface(_stub_path(module_name, sub_path)) == native, module.__name__
 
 
 def test_version_has_one_source():

@@ -1,4 +1,4 @@
-# Types of the native module built from ffi/ (NB_MODULE(_silu_grad_ext, m) in
+# Types of the native CPU module built from ffi/ (NB_MODULE(_silu_grad_ext, m) in
 # ffi/module.cc): one stub per m.def, same names and parameters; a submodule
 # (m.def_submodule) gets a file of its own here. tests/test_packaging.py
 # compares these stubs with what nanobind reports for the built module.
