@@ -29,12 +29,16 @@ extern "C" const char* __ubsan_default_options() { return "abort_on_error=1:prin
 namespace {
 
 uint64_t seed = 1;
-int64_t case_index = -1;  // the input being run, for the failure report
+int64_t case_index = -1;              // the generated input being run, or
+const char* case_file = nullptr;      // the file being replayed: for the failure report
 
 void ReportCase() {
-  if (case_index < 0) return;
-  std::fprintf(stderr, "fuzz case failed: rerun with --seed %llu --case %lld\n",
-               static_cast<unsigned long long>(seed), static_cast<long long>(case_index));
+  if (case_file != nullptr) {
+    std::fprintf(stderr, "fuzz case failed: input file %s\n", case_file);
+  } else if (case_index >= 0) {
+    std::fprintf(stderr, "fuzz case failed: rerun with --seed %llu --case %lld\n",
+                 static_cast<unsigned long long>(seed), static_cast<long long>(case_index));
+  }
   std::fflush(stderr);
 }
 
@@ -97,7 +101,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      std::fprintf(stderr, "replaying %s (%zu bytes)\n", f.c_str(), bytes.size());
+      case_file = f.c_str();
       LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     }
   } else if (only_case >= 0) {
@@ -113,12 +117,14 @@ int main(int argc, char** argv) {
     }
   }
   case_index = -1;
+  case_file = nullptr;
+  const std::string source = files.empty() ? "seed " + std::to_string(seed) : "input files";
   const jas::fuzz::Tallies& t = jas::fuzz::GetTallies();
   std::printf(
-      "fuzz: %lld cases in %.1f s (seed %llu): phase 1 accepted %lld, 161001 %lld, 161002 %lld; "
+      "fuzz: %lld cases in %.1f s (%s): phase 1 accepted %lld, 161001 %lld, 161002 %lld; "
       "phase 2 called %lld times, %lld runs checked element by element (%lld elements, %lld reruns of "
       "repeatable executors); no finding\n",
-      static_cast<long long>(t.cases), elapsed(), static_cast<unsigned long long>(seed),
+      static_cast<long long>(t.cases), elapsed(), source.c_str(),
       static_cast<long long>(t.phase1_success), static_cast<long long>(t.phase1_null),
       static_cast<long long>(t.phase1_invalid), static_cast<long long>(t.phase2_calls),
       static_cast<long long>(t.phase2_checked), static_cast<long long>(t.elements_checked),
