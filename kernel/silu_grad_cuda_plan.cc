@@ -1,4 +1,5 @@
 // Phase 1 of the CUDA backend: host-side checks and planning, no device calls.
+#include <algorithm>
 #include <new>
 
 #include "broadcast.h"
@@ -11,6 +12,9 @@ namespace jas {
 Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
                                     const TensorDesc* grad_input, uint64_t* workspace_size,
                                     SiluGradCudaExecutor** executor) {
+  // Outputs are cleared first, so no failure leaves a caller's variable unset.
+  if (executor != nullptr) *executor = nullptr;
+  if (workspace_size != nullptr) *workspace_size = 0;
   if (workspace_size == nullptr || executor == nullptr) return kErrParamNullptr;
   // The CPU phase 1 is the one place operands are checked: both backends
   // accept and reject exactly the same descriptors, with the same codes.
@@ -21,10 +25,17 @@ Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorD
     return s;
   }
   SiluGradDestroyExecutor(checked);
-  *workspace_size = 0;
-  *executor = nullptr;
 
   const int64_t rank = grad_input->rank;
+  // An empty output launches nothing. Its other dims may multiply past int64
+  // (phase 1 accepts that), so no product or stride is formed for it.
+  if (std::find(grad_input->dims, grad_input->dims + rank, 0) != grad_input->dims + rank) {
+    auto* e = new (std::nothrow) SiluGradCudaExecutor;  // numel 0
+    if (e == nullptr) return kErrInnerCreateExecutor;
+    e->dtype = grad_input->dtype;
+    *executor = e;
+    return kSuccess;
+  }
   int64_t full[3][kMaxRank];
   const TensorDesc* ops[3] = {grad_output, self, grad_input};
   for (int op = 0; op < 3; ++op) {

@@ -7,6 +7,10 @@
 #include "silu_grad.h"
 #include "silu_grad_isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace jas {
 
 #ifndef JAS_HAVE_AVX2
@@ -18,13 +22,20 @@ const BlockKernels* Avx512Kernels() { return nullptr; }
 
 namespace {
 
+#if defined(__x86_64__) || defined(__i386__)
+// From CPUID directly: clang before 16 has no __builtin_cpu_supports("f16c").
+bool HasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 bool CpuHas(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   switch (isa) {
     case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx512f");
     default:

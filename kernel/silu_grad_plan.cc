@@ -47,10 +47,15 @@ Status CheckView(const TensorDesc& t, View* v) {
   if (t.rank > 0 && t.dims == nullptr) return kErrParamNullptr;
   if (t.offset < 0 || t.storage_numel < 0) return kErrParamInvalid;
   v->rank = t.rank;
-  int64_t numel = 1;
+  bool empty = false;
   for (int64_t i = 0; i < t.rank; ++i) {
     if (t.dims[i] < 0) return kErrParamInvalid;
     v->dims[i] = t.dims[i];
+    empty = empty || t.dims[i] == 0;
+  }
+  // A zero anywhere makes the tensor empty, whatever the other dims multiply to.
+  int64_t numel = empty ? 0 : 1;
+  for (int64_t i = 0; i < t.rank && !empty; ++i) {
     if (__builtin_mul_overflow(numel, t.dims[i], &numel)) return kErrParamInvalid;
   }
   v->numel = numel;
@@ -146,12 +151,13 @@ void Coalesce(Loop* loop) {
 Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
                                 const TensorDesc* grad_input, uint64_t* workspace_size,
                                 SiluGradExecutor** executor) {
+  // Outputs are cleared first, so no failure leaves a caller's variable unset.
+  if (executor != nullptr) *executor = nullptr;
+  if (workspace_size != nullptr) *workspace_size = 0;
   if (grad_output == nullptr || self == nullptr || grad_input == nullptr ||
       workspace_size == nullptr || executor == nullptr) {
     return kErrParamNullptr;
   }
-  *executor = nullptr;
-  *workspace_size = 0;
   TypeIndex type;
   if (!TypeIndexOf(grad_input->dtype, &type)) return kErrParamInvalid;
   if (grad_output->dtype != grad_input->dtype || self->dtype != grad_input->dtype) {
@@ -190,7 +196,10 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   }
 
   const int64_t elem = ElemBytes(e->dtype);
-  e->precompute = x.numel > 0 && x.numel <= out.numel / 2;
+  // (Not when its size in bytes would not fit the workspace size.)
+  uint64_t precompute_bytes = 0;
+  e->precompute = x.numel > 0 && x.numel <= out.numel / 2 &&
+                  !__builtin_mul_overflow(static_cast<uint64_t>(x.numel), uint64_t{8}, &precompute_bytes);
   Loop& m = e->main;
   m.rank = r;
   for (int64_t j = 0; j < r; ++j) {
@@ -220,7 +229,7 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     }
     m.elem_bytes[1] = 8;
     Coalesce(&p);
-    e->workspace_bytes = static_cast<uint64_t>(x.numel) * 8u;
+    e->workspace_bytes = precompute_bytes;
   } else {
     for (int64_t j = 0; j < r; ++j) m.strides[1][j] = AlignedStride(x, r, j);
     m.elem_bytes[1] = elem;

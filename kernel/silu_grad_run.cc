@@ -114,6 +114,9 @@ void RunRange(const Pass& p, int64_t begin, int64_t end) {
   }
 }
 
+// End of the chunk starting at `begin`; no overflow however large the chunk.
+int64_t ChunkEnd(int64_t begin, int64_t chunk, int64_t numel) { return begin + std::min(chunk, numel - begin); }
+
 // Shared by the caller and its helper tasks. Helpers hold a reference, so a
 // helper that starts after the pass has finished finds no chunk left and
 // touches nothing else.
@@ -128,7 +131,7 @@ struct Job {
     FloatEnvGuard env;
     for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < num_chunks;) {
       const int64_t begin = c * chunk;
-      RunRange(pass, begin, std::min(begin + chunk, pass.loop.numel));
+      RunRange(pass, begin, ChunkEnd(begin, chunk, pass.loop.numel));
       if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) done.notify_all();
     }
   }
@@ -141,15 +144,15 @@ void HelperTask(void* arg) {
 
 Status RunPass(const Pass& pass, int64_t chunk, const Parallel* parallel) {
   const int64_t numel = pass.loop.numel;
-  const int64_t num_chunks = (numel + chunk - 1) / chunk;
+  const int64_t num_chunks = numel / chunk + (numel % chunk != 0);
   const int64_t helpers =
       (parallel == nullptr || parallel->schedule == nullptr)
           ? 0
           : std::min<int64_t>(std::max<int64_t>(parallel->num_workers, 0), num_chunks - 1);
   if (helpers == 0) {  // small tensors: no synchronisation at all
     FloatEnvGuard env;
-    for (int64_t begin = 0; begin < numel; begin += chunk) {
-      RunRange(pass, begin, std::min(begin + chunk, numel));
+    for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
+      RunRange(pass, begin, ChunkEnd(begin, chunk, numel));
     }
     return kSuccess;
   }

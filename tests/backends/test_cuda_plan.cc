@@ -165,6 +165,27 @@ TEST(cuda_plan, scalars_and_empty_tensors) {
   const Plan e = CudaPlan(Desc{{3, 0}}, Desc{{1}}, Desc{{3, 0}});
   CHECK_EQ(e.status, jas::kSuccess);
   CHECK_EQ(e.plan.numel, int64_t{0});
+  // Empty, though the other dims multiply past int64 (UBSan checks no product
+  // or row-major stride is formed).
+  const int64_t big = int64_t{1} << 40;
+  const Plan huge = CudaPlan(Desc{{0, big, big}}, Desc{{1}}, Desc{{0, big, big}});
+  CHECK_EQ(huge.status, jas::kSuccess);
+  CHECK_EQ(huge.plan.numel, int64_t{0});
+}
+
+TEST(cuda_plan, failures_leave_the_outputs_cleared) {
+  const Desc f32{{3, 4}};
+  const jas::TensorDesc d = f32.get();
+  Desc bad{{3, 5}};
+  const jas::TensorDesc b = bad.get();
+  for (const jas::TensorDesc* out : {static_cast<const jas::TensorDesc*>(nullptr), &b}) {
+    uint64_t ws = 9;
+    auto* e = reinterpret_cast<jas::SiluGradCudaExecutor*>(uintptr_t{0x10});
+    CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, out, &ws, &e),
+             out == nullptr ? jas::kErrParamNullptr : jas::kErrParamInvalid);
+    CHECK(e == nullptr);
+    CHECK_EQ(ws, uint64_t{0});
+  }
 }
 
 // Offsets of one operand's element at output multi-index `idx`, by NumPy's
