@@ -67,7 +67,7 @@ struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
     for (int h = 0; h < V::kHalves; ++h) {
       d[h] = V::MulD(V::Widen(g, h), V::LoadD(b + h * (V::kLanes / V::kHalves)));
     }
-    T::template Store<V>(out, V::Narrow(d));
+    T::template Store<V>(out, math::CanonicalNan<V>(V::Narrow(d)));
   }
 };
 

@@ -227,15 +227,22 @@ inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
   return V::Fma(go, hi, V::Mul(go, lo));
 }
 
+// Which NaN an operation returns when several meet depends on operand order,
+// which compilers pick freely: NaN results are given one bit pattern.
+template <class V>
+inline typename V::F CanonicalNan(typename V::F r) {
+  return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
+}
+
 // grad_output * s'(x) for float32 results.
 template <class V>
 inline typename V::F GradF32(typename V::F go, typename V::F x) {
   const typename V::F fast = GradF32Fast<V>(go, x);
   const auto general = NeedsGeneralPath<V>(go, x);
-  if (!V::Any(general)) return fast;
+  if (!V::Any(general)) return fast;  // NaN needs the general path: none here
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
-  return V::Select(general, V::Narrow(d), fast);
+  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), fast);
 }
 
 // grad_output * s'(x) for the half types, whose single rounding to 8 or 11
@@ -255,9 +262,9 @@ inline typename V::F GradHalf(typename V::F go, typename V::F x) {
   const F num = V::Select(V::Gt(x, V::Set(0.0f)), V::Fma(e, p, one), V::Mul(e, g));
   const F den = V::Fma(e, V::Add(e, V::Set(2.0f)), one);  // (1 + E)^2
   const F fast = V::Mul(go, V::Div(num, den));
-  const auto general = V::Nle(V::Abs(x), V::Set(kFastLimit));
+  const auto general = V::Or(V::Nle(V::Abs(x), V::Set(kFastLimit)), V::IsNan(go));
   if (!V::Any(general)) return fast;
-  return V::Select(general, GradFloat<V>(go, x), fast);
+  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), fast);
 }
 
 }  // namespace jas::math

@@ -58,6 +58,7 @@ struct Avx2 {
   static M Lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  static M IsNan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _mm256_or_ps(a, b); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }

@@ -59,6 +59,7 @@ struct Avx512 {
   static M Lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static M IsNan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _kor_mask16(a, b); }
   static bool Any(M m) { return m != 0; }

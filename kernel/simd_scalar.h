@@ -41,6 +41,7 @@ struct Scalar {
   static M Lt(F a, F b) { return a < b; }
   static M Eq(F a, F b) { return a == b; }
   static M Gt(F a, F b) { return a > b; }
+  static M IsNan(F a) { return a != a; }
   static M Nle(F a, F b) { return !(a <= b); }
   static M Or(M a, M b) { return a || b; }
   static bool Any(M m) { return m; }
