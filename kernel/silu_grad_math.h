@@ -168,46 +168,85 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 // other lanes share a vector (nor on the ISA's vector width).
 inline constexpr float kFastLimit = 32.0f;
 
-// Lanes the fast path cannot take (NaN included).
+// -ax = n*ln2 + r with n integral and |r| <= ln2/2 (the reduction of
+// ExpNonPositive, n rounded by adding 1.5 * 2^23 instead of an instruction).
 template <class V>
-inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
-  return V::Or(V::Nle(V::Abs(x), V::Set(kFastLimit)), V::Nle(V::Abs(go), V::Set(0x1.fffffep127f)));
+struct Reduced {
+  typename V::F n, r;
+};
+
+template <class V>
+inline Reduced<V> ReduceNegative(typename V::F ax) {
+  using F = typename V::F;
+  const F shifter = V::Set(0x1.8p23f);
+  const F n = V::Sub(V::Fnma(ax, V::Set(0x1.715476p+0f), shifter), shifter);  // -ax*log2(e)
+  const F r = V::Fnms(n, V::Set(0x1.62e400p-1f), ax);                       // -ax - n*ln2
+  return {n, V::Fnma(n, V::Set(0x1.7f7d1cp-20f), r)};
 }
 
-// exp(-ax) for ax in [0, kFastLimit]: the reduction of ExpNonPositive, with
-// n rounded by adding 1.5 * 2^23 (cheaper than a rounding instruction), and
-// an exact final scaling (both factors are normal).
+// Q(r) with e^r = 1 + r*Q(r), minimax for |r| <= 0.5 (the reduced range and
+// the root window): relative error 0.04 * 2^-24 for e^r, 0.1 * 2^-24 for
+// e^r - 1 = r*Q(r).
+template <class V>
+inline typename V::F ExpQ(typename V::F r) {
+  using F = typename V::F;
+  F q = V::Set(0x1.9dba42p-13f);
+  q = V::Fma(q, r, V::Set(0x1.6f145ep-10f));
+  q = V::Fma(q, r, V::Set(0x1.111734p-7f));
+  q = V::Fma(q, r, V::Set(0x1.55521ep-5f));
+  q = V::Fma(q, r, V::Set(0x1.55554cp-3f));
+  q = V::Fma(q, r, V::Set(0x1.000002p-1f));
+  return V::Fma(q, r, V::Set(1.0f));
+}
+
+// exp(-ax) for ax in [0, kFastLimit]; the final scaling is exact (both
+// factors are normal).
 template <class V>
 inline typename V::F ExpFast(typename V::F ax) {
+  const Reduced<V> red = ReduceNegative<V>(ax);
+  return V::Ldexp(V::Fma(red.r, ExpQ<V>(red.r), V::Set(1.0f)), red.n);
+}
+
+// E = exp(-|x|) and g = 1 + x + E on the fast path, with one polynomial. In
+// the root window (|d| < kRootWindow, d = x - x0) the exponential is taken
+// around x0 instead of a multiple of ln2: E = c*e^d, c = e^x0, and
+// g = d + c*(e^d - 1), two terms of d's sign (see the top of this file).
+template <class V>
+struct ExpAndRoot {
+  typename V::F e, g;
+};
+
+template <class V>
+inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
   using F = typename V::F;
-  const F z = V::Neg(ax);
-  const F shifter = V::Set(0x1.8p23f);
-  const F n = V::Sub(V::Fma(z, V::Set(0x1.715476p+0f), shifter), shifter);
-  F r = V::Fma(n, V::Set(-0x1.62e400p-1f), z);
-  r = V::Fma(n, V::Set(-0x1.7f7d1cp-20f), r);
-  // Minimax on |r| <= ln2/2 with 1 + r kept exact: relative error 0.07 * 2^-24.
-  F p = V::Set(0x1.6b3532p-10f);
-  p = V::Fma(p, r, V::Set(0x1.1239bcp-7f));
-  p = V::Fma(p, r, V::Set(0x1.55576cp-5f));
-  p = V::Fma(p, r, V::Set(0x1.555492p-3f));
-  p = V::Fma(p, r, V::Set(0x1.fffffep-2f));
-  p = V::Fma(p, r, V::Set(1.0f));
-  p = V::Fma(p, r, V::Set(1.0f));
-  return V::Ldexp(p, n);
+  const F one = V::Set(1.0f);
+  const Reduced<V> red = ReduceNegative<V>(ax);
+  const F t = V::Sub(x, V::Set(kRootHi));  // exact
+  const F d = V::Sub(t, V::Set(kRootLo));
+  const auto near = V::Lt(V::Abs(d), V::Set(kRootWindow));
+  const F r = V::Select(near, d, red.r);
+  const F q = ExpQ<V>(r);
+  const F em1 = V::Mul(r, q);  // e^r - 1
+  // c = kC - lo (exactly, to this precision), so near the root
+  // w = c*(e^d - 1) + kC - c = kC*(e^d - 1) - lo*e^d,  E = kC + w,  g = t + w.
+  const F w = V::Fms(V::Set(kC), em1, V::Fma(V::Set(kRootLo), em1, V::Set(kRootLo)));
+  const F e = V::Select(near, V::Add(V::Set(kC), w), V::Ldexp(V::Fma(r, q, one), red.n));
+  const F g_near = V::Add(t, w);
+  return {e, V::Select(near, g_near, V::Add(V::Add(one, x), e))};
 }
 
 // grad_output * s'(x) on the fast path, in float32 arithmetic whose rounding
 // errors are carried along (error-free products and sums) instead of
 // finishing in double. With sigma = 1/(1 + E), held as y + yl:
 //   x > 0:  s'(x) = sigma + x*E*sigma^2
-//   x <= 0: s'(x) = (E*sigma) * (g*sigma),  g = 1 + x + E (NearRoot)
+//   x <= 0: s'(x) = (E*sigma) * (g*sigma),  g = 1 + x + E (ExpFastWithRoot)
 // and the last operation, an FMA, is the only rounding not compensated.
 template <class V>
 inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const F e = ExpFast<V>(V::Abs(x));
-  const F g = NearRoot<V>(x, V::Add(V::Add(one, x), e));
+  const ExpAndRoot<V> eg = ExpFastWithRoot<V>(x, V::Abs(x));
+  const F e = eg.e, g = eg.g;
   const F t = V::Add(one, e);
   const F tl = V::Sub(e, V::Sub(t, one));   // 1 + E = t + tl exactly
   const F y = V::Div(one, t);
@@ -234,12 +273,15 @@ inline typename V::F CanonicalNan(typename V::F r) {
   return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
 }
 
-// grad_output * s'(x) for float32 results.
+// grad_output * s'(x) for float32 results. The fast path's result is NaN
+// exactly when grad_output is NaN or infinite (an infinity meets a zero or an
+// infinity of the other sign in its last FMA); those lanes, like |x| > 32 and
+// NaN x, take the general path.
 template <class V>
 inline typename V::F GradF32(typename V::F go, typename V::F x) {
   const typename V::F fast = GradF32Fast<V>(go, x);
-  const auto general = NeedsGeneralPath<V>(go, x);
-  if (!V::Any(general)) return fast;  // NaN needs the general path: none here
+  const auto general = V::Or(V::Nle(V::Abs(x), V::Set(kFastLimit)), V::IsNan(fast));
+  if (!V::Any(general)) return fast;
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
   return V::Select(general, CanonicalNan<V>(V::Narrow(d)), fast);

@@ -50,6 +50,7 @@ struct Avx2 {
   static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F Fms(F a, F b, F c) { return _mm256_fmsub_ps(a, b, c); }
   static F Fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  static F Fnms(F a, F b, F c) { return _mm256_fnmsub_ps(a, b, c); }
   static F Neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
   static F Abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F Min(F a, F b) { return _mm256_min_ps(a, b); }

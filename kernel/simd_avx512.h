@@ -47,6 +47,7 @@ struct Avx512 {
   static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F Fms(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }
   static F Fnma(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  static F Fnms(F a, F b, F c) { return _mm512_fnmsub_ps(a, b, c); }
   static F Neg(F a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
   }

@@ -32,6 +32,7 @@ struct Scalar {
   static F Fma(F a, F b, F c) { return std::fma(a, b, c); }
   static F Fms(F a, F b, F c) { return std::fma(a, b, -c); }
   static F Fnma(F a, F b, F c) { return std::fma(-a, b, c); }
+  static F Fnms(F a, F b, F c) { return std::fma(-a, b, -c); }
   static F Neg(F a) { return half::FromBits(half::Bits(a) ^ 0x80000000u); }
   static F Abs(F a) { return half::FromBits(half::Bits(a) & 0x7fffffffu); }
   // x86 semantics: the second operand when either is NaN.
