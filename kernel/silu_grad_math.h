@@ -247,11 +247,9 @@ inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
   const F one = V::Set(1.0f);
   const ExpAndRoot<V> eg = ExpFastWithRoot<V>(x, V::Abs(x));
   const F e = eg.e, g = eg.g;
-  const F t = V::Add(one, e);
-  const F tl = V::Sub(e, V::Sub(t, one));   // 1 + E = t + tl exactly
-  const F y = V::Div(one, t);
-  const F rr = V::Fnma(t, y, one);          // 1 - t*y, exact
-  const F yl = V::Mul(y, V::Fnma(tl, y, rr));
+  const F y = V::Div(one, V::Add(one, e));
+  // sigma - y = sigma * (1 - y*(1 + E)); 1 - y is exact (y in [1/2, 1]).
+  const F yl = V::Mul(y, V::Fnma(y, e, V::Sub(one, y)));
   const F m1 = V::Mul(e, y);                // E*sigma = m1 + m1l
   const F m1l = V::Fma(e, yl, V::Fms(e, y, m1));
   // x <= 0
