@@ -82,7 +82,7 @@ def run(options) -> int:
             progress.step("fori_loop")
         if "mlp" in parts:
             for dtype in ("float32", "bfloat16"):
-                mlp[dtype] = models.mlp_step(2048, 256, getattr(jax.numpy, dtype), max(5, repeats // 2), budget)
+                mlp[dtype] = models.mlp_step(2048, 128, getattr(jax.numpy, dtype), max(5, repeats // 2), budget)
                 progress.step(f"MLP {dtype}")
     finally:
         progress.close()
