@@ -1,6 +1,7 @@
 """The kernel's execution paths give one answer: every instruction set,
-thread count, fast or general path per lane, fresh or donated output, and
-outputs large enough for huge-page advice and several threads."""
+thread count, fast or general path per lane, a fresh result or one written
+over grad_output, and outputs large enough for huge-page advice and several
+threads."""
 
 import json
 import os
@@ -94,13 +95,21 @@ def test_large_output_on_several_threads(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-def test_donated_call_writes_in_place_with_the_same_bits(dtype):
+def test_in_place_fresh_and_copied_results_have_the_same_bits(dtype):
     g, x = mixed_inputs(1 << 20, dtype, seed=3)
-    fresh = np.asarray(jax.jit(jas.silu_grad)(g, x))
+    g_before = g.copy()
+    fresh_fn = jax.jit(lambda g, x: jas.silu_grad_p.bind(g, x, overwrite_grad_output=False))
     donated_fn = jax.jit(jas.silu_grad, donate_argnums=0)
-    assert " copy(" not in donated_fn.lower(jnp.asarray(g), jnp.asarray(x)).compile().as_text()
-    donated = np.asarray(donated_fn(jnp.asarray(g), jnp.asarray(x)))
-    np.testing.assert_array_equal(donated.view(np.uint8), fresh.view(np.uint8))
+    copied_fn = jax.jit(jas.silu_grad)  # writes over grad_output, which is not donated: XLA copies it
+    args = (jnp.asarray(g), jnp.asarray(x))
+    assert " copy(" not in fresh_fn.lower(*args).compile().as_text()
+    assert " copy(" not in donated_fn.lower(*args).compile().as_text()
+    assert " copy(" in copied_fn.lower(*args).compile().as_text()
+    kept = jnp.asarray(g)
+    results = [fresh_fn(*args), copied_fn(kept, args[1]), donated_fn(jnp.asarray(g), args[1])]
+    for r in results[1:]:
+        np.testing.assert_array_equal(np.asarray(r).view(np.uint8), np.asarray(results[0]).view(np.uint8))
+    np.testing.assert_array_equal(np.asarray(kept).view(np.uint8), g_before.view(np.uint8))  # left intact
 
 
 def test_bench_command_runs_and_writes_json(tmp_path):
@@ -111,7 +120,7 @@ def test_bench_command_runs_and_writes_json(tmp_path):
     assert "| float32 | 2^10 |" in done.stdout and "Goals" in done.stdout
     data = json.loads((tmp_path / "silu_grad_bench.json").read_text())
     row = data["sweep"]["float32"][str(1 << 10)]
-    assert {"ours", "ours_donated", "xla", "xla_donated", "bound"} <= set(row)
+    assert {"ours", "ours_donated", "ours_copied", "xla", "xla_donated", "bound"} <= set(row)
     assert all(s["median"] > 0 and s["count"] >= 1 for s in row.values())
     assert data["small_calls"]["ours"]["median"] > 0
     assert any(g["text"].startswith("4096-element") for g in data["goals"])

@@ -7,18 +7,26 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..primitive import silu_grad
+from ..partitioning import silu_grad
+from ..primitive import silu_grad_p
 from .timing import Contender, Stats, measure
 
 #: Columns of the sweep, in table order: (name, heading).
 CONTENDERS = (
-    ("ours", "ours"),
+    ("ours", "ours, fresh result"),
     ("ours_donated", "ours, donated"),
+    ("ours_copied", "ours, g copied"),
     ("xla", "XLA autodiff"),
     ("xla_donated", "XLA autodiff, donated"),
     ("torch", "PyTorch"),
     ("bound", "a+b, donated"),
 )
+
+
+def fresh_silu_grad(grad_output, x):
+    """This package's call with a result of its own, not written over
+    grad_output (the primitive's overwrite_grad_output=False)."""
+    return silu_grad_p.bind(grad_output, x, overwrite_grad_output=False)
 
 
 def _xla_silu_grad(grad_output, x):
@@ -51,14 +59,19 @@ def inputs(n: int, dtype, seed: int = 0):
 
 def contenders(g, x) -> list[Contender]:
     """The contenders for one (size, dtype); donated ones get a fresh copy of
-    grad_output (made outside the timed region) on every call."""
+    grad_output (made outside the timed region) on every call.
+
+    This package three ways: writing a fresh result, in place over a donated
+    grad_output, and ``silu_grad`` with grad_output not donated, where XLA
+    copies grad_output before the call (the result is written over it)."""
     copy = jax.jit(jnp.copy)
     fresh = lambda: (g, x)  # noqa: E731
     donated = lambda: (copy(g), x)  # noqa: E731
     ready = jax.block_until_ready
     out = [
-        Contender("ours", jax.jit(silu_grad), fresh, ready),
+        Contender("ours", jax.jit(fresh_silu_grad), fresh, ready),
         Contender("ours_donated", jax.jit(silu_grad, donate_argnums=0), donated, ready),
+        Contender("ours_copied", jax.jit(silu_grad), fresh, ready),
         Contender("xla", jax.jit(_xla_silu_grad), fresh, ready),
         Contender("xla_donated", jax.jit(_xla_silu_grad, donate_argnums=0), donated, ready),
         Contender("bound", jax.jit(lambda a, b: a + b, donate_argnums=0), donated, ready),
