@@ -167,8 +167,6 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 // path above; the choice is made per lane, so results do not depend on which
 // other lanes share a vector (nor on the ISA's vector width).
 inline constexpr float kFastLimit = 32.0f;
-// The fast path's root window: as wide as ExpQ's range (ln2/2).
-inline constexpr float kFastRootWindow = 0.3466f;
 
 // -ax = n*ln2 + r with n integral and |r| <= ln2/2 (the reduction of
 // ExpNonPositive, n rounded by adding 1.5 * 2^23 instead of an instruction).
@@ -186,17 +184,18 @@ inline Reduced<V> ReduceNegative(typename V::F ax) {
   return {n, V::Fnma(n, V::Set(0x1.7f7d1cp-20f), r)};
 }
 
-// Q(r) with e^r = 1 + r*Q(r), minimax for |r| <= ln2/2 (the reduced range,
-// and the fast path's root window): relative error 0.09 * 2^-24 for e^r,
-// 0.31 * 2^-24 for e^r - 1 = r*Q(r).
+// Q(r) with e^r = 1 + r*Q(r), minimax for |r| <= 0.5 (the reduced range and
+// the root window): relative error 0.04 * 2^-24 for e^r, 0.1 * 2^-24 for
+// e^r - 1 = r*Q(r).
 template <class V>
 inline typename V::F ExpQ(typename V::F r) {
   using F = typename V::F;
-  F q = V::Set(0x1.6afe60p-10f);
-  q = V::Fma(q, r, V::Set(0x1.1239bcp-7f));
-  q = V::Fma(q, r, V::Set(0x1.5557bap-5f));
-  q = V::Fma(q, r, V::Set(0x1.555492p-3f));
-  q = V::Fma(q, r, V::Set(0x1.fffffep-2f));
+  F q = V::Set(0x1.9dba42p-13f);
+  q = V::Fma(q, r, V::Set(0x1.6f145ep-10f));
+  q = V::Fma(q, r, V::Set(0x1.111734p-7f));
+  q = V::Fma(q, r, V::Set(0x1.55521ep-5f));
+  q = V::Fma(q, r, V::Set(0x1.55554cp-3f));
+  q = V::Fma(q, r, V::Set(0x1.000002p-1f));
   return V::Fma(q, r, V::Set(1.0f));
 }
 
@@ -209,7 +208,7 @@ inline typename V::F ExpFast(typename V::F ax) {
 }
 
 // E = exp(-|x|) and g = 1 + x + E on the fast path, with one polynomial. In
-// the root window (|d| < kFastRootWindow, d = x - x0) the exponential is taken
+// the root window (|d| < kRootWindow, d = x - x0) the exponential is taken
 // around x0 instead of a multiple of ln2: E = c*e^d, c = e^x0, and
 // g = d + c*(e^d - 1), two terms of d's sign (see the top of this file).
 template <class V>
@@ -224,7 +223,7 @@ inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
   const Reduced<V> red = ReduceNegative<V>(ax);
   const F t = V::Sub(x, V::Set(kRootHi));  // exact
   const F d = V::Sub(t, V::Set(kRootLo));
-  const auto near = V::Lt(V::Abs(d), V::Set(kFastRootWindow));
+  const auto near = V::Lt(V::Abs(d), V::Set(kRootWindow));
   const F r = V::Select(near, d, red.r);
   const F q = ExpQ<V>(r);
   const F em1 = V::Mul(r, q);  // e^r - 1
