@@ -125,9 +125,10 @@ void RunRange(const Pass& p, int64_t begin, int64_t end) {
 // its work taken over chunk by chunk.
 struct Job {
   static constexpr int64_t kMaxSegments = 64;
-  struct alignas(64) Segment {  // one cache line each: no false sharing
+  struct Segment {  // padded to a cache line: segments do not share one
     std::atomic<int64_t> next{0};
     int64_t end = 0;
+    char pad[48];
   };
 
   Pass pass;
