@@ -52,6 +52,7 @@ def environment() -> dict:
         "torch": torch_info,
         "env": {k: v for k, v in os.environ.items() if k.startswith(("JAX_ASCEND_SILU_", "MALLOC_", "XLA_FLAGS"))},
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "load_average_before": os.getloadavg()[0],
     }
 
 
@@ -87,6 +88,7 @@ def run(options) -> int:
     finally:
         progress.close()
 
+    env["load_average_after"] = os.getloadavg()[0]
     goal_list = report.goals(sweep, small, mlp)
     if sweep:
         print("\nSiluGrad, median time (bandwidth); ratios > 1 favour this package\n")
@@ -104,5 +106,6 @@ def run(options) -> int:
             written.append(out / "silu_grad_bench.png")
         else:
             print("(no plot: install the bench extra, pip install 'jax_ascend_silu[bench]')")
-    print("\nwrote " + ", ".join(str(p) for p in written))
+    print(f"\nload average (1 min) {env['load_average_before']:.2f} before, {env['load_average_after']:.2f} after")
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
