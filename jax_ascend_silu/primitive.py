@@ -74,9 +74,9 @@ def _call_with_scratch_workspace(alias_output: bool):
     """The custom call with one result: accelerator handlers take any workspace
     from XLA's scratch allocator themselves (CUDA, Ascend)."""
 
-    def call(grad_output, x):
+    def call(grad_output, x, *, overwrite_grad_output=True):
         shape, dtype = broadcast_operands(grad_output, x)
-        aliases = _output_aliases(grad_output, shape) if alias_output else None
+        aliases = _output_aliases(grad_output, shape, alias_output and overwrite_grad_output)
         return jax.ffi.ffi_call(_ffi.TARGET, jax.ShapeDtypeStruct(shape, dtype), input_output_aliases=aliases)(
             grad_output, x)
 

@@ -74,7 +74,7 @@ JAS_HOST_DEVICE inline typename V::F ExpNonPositive(typename V::F z, typename V:
 // g = (t - lo) * P with t = x - hi exact, P = (1 + c) + c*q,
 // q = expm1(d)/d - 1, and 1 + c = -x0 = -(hi + lo) carried as two floats.
 template <class V>
-inline typename V::F NearRoot(typename V::F x, typename V::F g) {
+JAS_HOST_DEVICE inline typename V::F NearRoot(typename V::F x, typename V::F g) {
   using F = typename V::F;
   const F t = V::Sub(x, V::Set(kRootHi));
   const F d = V::Sub(t, V::Set(kRootLo));
@@ -176,7 +176,7 @@ struct Reduced {
 };
 
 template <class V>
-inline Reduced<V> ReduceNegative(typename V::F ax) {
+JAS_HOST_DEVICE inline Reduced<V> ReduceNegative(typename V::F ax) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
   const F n = V::Sub(V::Fnma(ax, V::Set(0x1.715476p+0f), shifter), shifter);  // -ax*log2(e)
@@ -188,7 +188,7 @@ inline Reduced<V> ReduceNegative(typename V::F ax) {
 // the root window): relative error 0.04 * 2^-24 for e^r, 0.1 * 2^-24 for
 // e^r - 1 = r*Q(r).
 template <class V>
-inline typename V::F ExpQ(typename V::F r) {
+JAS_HOST_DEVICE inline typename V::F ExpQ(typename V::F r) {
   using F = typename V::F;
   F q = V::Set(0x1.9dba42p-13f);
   q = V::Fma(q, r, V::Set(0x1.6f145ep-10f));
@@ -202,7 +202,7 @@ inline typename V::F ExpQ(typename V::F r) {
 // exp(-ax) for ax in [0, kFastLimit]; the final scaling is exact (both
 // factors are normal).
 template <class V>
-inline typename V::F ExpFast(typename V::F ax) {
+JAS_HOST_DEVICE inline typename V::F ExpFast(typename V::F ax) {
   const Reduced<V> red = ReduceNegative<V>(ax);
   return V::Ldexp(V::Fma(red.r, ExpQ<V>(red.r), V::Set(1.0f)), red.n);
 }
@@ -217,7 +217,7 @@ struct ExpAndRoot {
 };
 
 template <class V>
-inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
+JAS_HOST_DEVICE inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
   const Reduced<V> red = ReduceNegative<V>(ax);
@@ -242,7 +242,7 @@ inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
 //   x <= 0: s'(x) = (E*sigma) * (g*sigma),  g = 1 + x + E (ExpFastWithRoot)
 // and the last operation, an FMA, is the only rounding not compensated.
 template <class V>
-inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
   const ExpAndRoot<V> eg = ExpFastWithRoot<V>(x, V::Abs(x));
@@ -267,20 +267,20 @@ inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
 // Which NaN an operation returns when several meet depends on operand order,
 // which compilers pick freely: NaN results are given one bit pattern.
 template <class V>
-inline typename V::F CanonicalNan(typename V::F r) {
+JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
   return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
 }
 
 // Lanes for the general path: |x| > kFastLimit, NaN x, and a NaN or
 // infinite grad_output (which turns grad_output*0 + |x| into NaN).
 template <class V>
-inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
   return V::Nle(V::Fma(go, V::Set(0.0f), V::Abs(x)), V::Set(kFastLimit));
 }
 
 // grad_output * s'(x) for float32 results.
 template <class V>
-inline typename V::F GradF32(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::F GradF32(typename V::F go, typename V::F x) {
   const typename V::F fast = GradF32Fast<V>(go, x);
   const auto general = NeedsGeneralPath<V>(go, x);
   if (!V::Any(general)) return fast;
@@ -297,7 +297,7 @@ inline typename V::F GradF32(typename V::F go, typename V::F x) {
 // final rounding's 0.5 (the float16 worst case measured over every input is
 // 0.5002 ulp).
 template <class V>
-inline typename V::F GradHalf(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::F GradHalf(typename V::F go, typename V::F x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
   const F e = ExpFast<V>(V::Abs(x));
