@@ -1,4 +1,4 @@
-"""Command line: ``python -m jax_ascend_silu {demo,info}``."""
+"""Command line: ``python -m jax_ascend_silu {demo,info,bench}``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,22 @@ def _demo(args: argparse.Namespace) -> int:
     return demo.run(steps=args.steps, hidden=args.hidden, seed=args.seed)
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from jax_ascend_silu import bench
+
+    return bench.run(args)
+
+
+def _log2_sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated exponents like 10,16,20; got {text}") from None
+    if not sizes or any(not 0 <= v <= 30 for v in sizes):
+        raise argparse.ArgumentTypeError(f"exponents must lie in 0..30, got {text}")
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jax-ascend-silu", description="SiluGrad for JAX.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -48,6 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--hidden", type=_positive_int, default=64, help="hidden width (default 64)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.set_defaults(func=_demo)
+    bench = sub.add_parser("bench", help="time SiluGrad against XLA autodiff, PyTorch and a bandwidth bound")
+    bench.add_argument("--quick", action="store_true", help="sizes 2^12, 2^16, 2^20, 2^24 and fewer repeats")
+    bench.add_argument("--sizes", type=_log2_sizes, help="comma-separated log2 sizes (default 10,12,...,26)")
+    bench.add_argument("--dtypes", nargs="+", choices=["float32", "bfloat16", "float16"], help="default: all three")
+    bench.add_argument("--only", nargs="+", choices=["sweep", "loop", "mlp"], help="default: all three benchmarks")
+    bench.add_argument("--repeats", type=_positive_int, help="minimum interleaved rounds per case (default 15, quick 5)")
+    bench.add_argument("--out", default="bench_out", help="folder for the JSON and the PNG plot (default bench_out)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    bench.set_defaults(func=_bench)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -25,7 +25,8 @@ from .validation import broadcast_operands, describe
 silu_grad_p = Primitive("jax_ascend_silu_silu_grad")
 
 
-def _abstract_eval(grad_output, x):
+def _abstract_eval(grad_output, x, *, overwrite_grad_output=True):
+    del overwrite_grad_output  # where the result lives, not what it is
     shape, dtype = broadcast_operands(grad_output, x)
     weak = bool(getattr(grad_output, "weak_type", False) and getattr(x, "weak_type", False))
     g_vary, x_vary = varying_axes(grad_output), varying_axes(x)
@@ -48,20 +49,23 @@ silu_grad_p.def_abstract_eval(_abstract_eval)
 
 # ---------------------------------------------------------------- lowering --
 
-def _output_aliases(grad_output, shape) -> dict[int, int] | None:
+def _output_aliases(grad_output, shape, overwrite: bool) -> dict[int, int] | None:
     """Write the result over grad_output when it has the result's shape: XLA
     then reuses that buffer when it is donated or dead (the kernel reads and
-    writes element for element, so in-place is safe)."""
-    return {0: 0} if tuple(grad_output.shape) == tuple(shape) else None
+    writes element for element, so in-place is safe), and copies grad_output
+    first when it stays alive. The primitive's ``overwrite_grad_output=False``
+    asks for a fresh result instead, which the kernel writes without that copy."""
+    return {0: 0} if overwrite and tuple(grad_output.shape) == tuple(shape) else None
 
 
-def _call_with_xla_workspace(grad_output, x):
+def _call_with_xla_workspace(grad_output, x, *, overwrite_grad_output=True):
     """The custom call with the workspace phase 1 asks for as an extra XLA
     result (platforms whose FFI has no scratch allocator, i.e. CPU)."""
     shape, dtype = broadcast_operands(grad_output, x)
     workspace = _ffi.workspace_size(grad_output.shape, x.shape, shape, dtype)
     result_types = (jax.ShapeDtypeStruct(shape, dtype), jax.ShapeDtypeStruct((workspace,), np.uint8))
-    call = jax.ffi.ffi_call(_ffi.TARGET, result_types, input_output_aliases=_output_aliases(grad_output, shape))
+    aliases = _output_aliases(grad_output, shape, overwrite_grad_output)
+    call = jax.ffi.ffi_call(_ffi.TARGET, result_types, input_output_aliases=aliases)
     grad_input, _ = call(grad_output, x)
     return grad_input
 
@@ -70,9 +74,9 @@ def _call_with_scratch_workspace(alias_output: bool):
     """The custom call with one result: accelerator handlers take any workspace
     from XLA's scratch allocator themselves (CUDA, Ascend)."""
 
-    def call(grad_output, x):
+    def call(grad_output, x, *, overwrite_grad_output=True):
         shape, dtype = broadcast_operands(grad_output, x)
-        aliases = _output_aliases(grad_output, shape) if alias_output else None
+        aliases = _output_aliases(grad_output, shape, alias_output and overwrite_grad_output)
         return jax.ffi.ffi_call(_ffi.TARGET, jax.ShapeDtypeStruct(shape, dtype), input_output_aliases=aliases)(
             grad_output, x)
 
@@ -94,7 +98,7 @@ for _platform, _call in PLATFORM_CALLS.items():
     mlir.register_lowering(silu_grad_p, mlir.lower_fun(_call, multiple_results=False), platform=_platform)
 
 # Eager calls compile the primitive once per shape/dtype and run it.
-silu_grad_p.def_impl(jax.jit(silu_grad_p.bind))
+silu_grad_p.def_impl(jax.jit(silu_grad_p.bind, static_argnames=("overwrite_grad_output",)))
 
 
 # ---------------------------------------------------------------- batching --
@@ -113,8 +117,8 @@ def align_batched(operands, batched_dims):
     return aligned
 
 
-def _batch(args, dims):
-    return silu_grad_p.bind(*align_batched(args, dims)), 0
+def _batch(args, dims, **params):
+    return silu_grad_p.bind(*align_batched(args, dims), **params), 0
 
 
 batching.primitive_batchers[silu_grad_p] = _batch
@@ -138,18 +142,18 @@ def sum_to_shape(a, shape):
 # Linear in grad_output; in x the derivative is grad_output * s''(x).
 ad.defjvp(
     silu_grad_p,
-    lambda g_dot, g, x: silu_grad_p.bind(g_dot, x),
-    lambda x_dot, g, x: x_tangent(g, x, x_dot, np.broadcast_shapes(g.shape, x.shape)),
+    lambda g_dot, g, x, **params: silu_grad_p.bind(g_dot, x, **params),
+    lambda x_dot, g, x, **params: x_tangent(g, x, x_dot, np.broadcast_shapes(g.shape, x.shape)),
 )
 
 
-def _transpose(ct, grad_output, x):
+def _transpose(ct, grad_output, x, **params):
     if ad.is_undefined_primal(x):
         raise ValueError("silu_grad is linear in grad_output only; it cannot be transposed in x")
     aval = grad_output.aval
     if type(ct) is ad.Zero:
         return ad.Zero(aval), None
-    return sum_to_shape(silu_grad_p.bind(ct, x), aval.shape), None
+    return sum_to_shape(silu_grad_p.bind(ct, x, **params), aval.shape), None
 
 
 ad.primitive_transposes[silu_grad_p] = _transpose

@@ -43,11 +43,9 @@ struct Full {  // out = grad_output * s'(x)
   static void Vec(const A* a, const B* b, O* out) {
     const auto g = T::template Load<V>(a), x = T::template Load<V>(b);
     if constexpr (std::is_same_v<T, F32>) {
-      typename V::D d[V::kHalves];
-      math::GradDouble<V>(g, x, d);
-      V::Store(out, V::Narrow(d));
+      V::Store(out, math::GradF32<V>(g, x));
     } else {
-      T::template Store<V>(out, math::GradFloat<V>(g, x));
+      T::template Store<V>(out, math::GradHalf<V>(g, x));
     }
   }
 };
@@ -69,7 +67,7 @@ struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
     for (int h = 0; h < V::kHalves; ++h) {
       d[h] = V::MulD(V::Widen(g, h), V::LoadD(b + h * (V::kLanes / V::kHalves)));
     }
-    T::template Store<V>(out, V::Narrow(d));
+    T::template Store<V>(out, math::CanonicalNan<V>(V::Narrow(d)));
   }
 };
 

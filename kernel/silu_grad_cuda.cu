@@ -46,17 +46,16 @@ struct BF16 {
   __device__ static S Store(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 };
 
-// One element, as the CPU kernel's full mode (silu_grad_block.h): float32
-// finishes in double, half types are computed in float32 and rounded once.
+// One element, as the CPU kernel's full mode (silu_grad_block.h): the same
+// fast and general paths, chosen per element; half types are computed in
+// float32 and rounded once.
 template <class T>
 __device__ typename T::S Element(typename T::S g, typename T::S x) {
   const float gf = T::Load(g), xf = T::Load(x);
   if constexpr (T::kFloat32) {
-    double d;
-    math::GradDouble<Lane>(gf, xf, &d);
-    return T::Store(Lane::Narrow(&d));
+    return T::Store(math::GradF32<Lane>(gf, xf));
   } else {
-    return T::Store(math::GradFloat<Lane>(gf, xf));
+    return T::Store(math::GradHalf<Lane>(gf, xf));
   }
 }
 

@@ -120,19 +120,46 @@ int64_t ChunkEnd(int64_t begin, int64_t chunk, int64_t numel) { return begin + s
 // Shared by the caller and its helper tasks. Helpers hold a reference, so a
 // helper that starts after the pass has finished finds no chunk left and
 // touches nothing else.
+//
+// The chunks are split into one contiguous segment per participant. Each
+// starts on its own segment, then takes what is left of the others: threads
+// stream through separate stretches of memory (and fault in separate pages of
+// a fresh output), and a participant that starts late or is descheduled has
+// its work taken over chunk by chunk.
 struct Job {
+  static constexpr int64_t kMaxSegments = 64;
+  struct Segment {  // padded to a cache line: segments do not share one
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+    char pad[48];
+  };
+
   Pass pass;
   int64_t chunk = 0;
   int64_t num_chunks = 0;
-  std::atomic<int64_t> next{0};
-  std::atomic<int64_t> done{0};
+  int64_t num_segments = 1;
+  Segment segments[kMaxSegments];
+  std::atomic<int64_t> joined{0};  // hands out participant numbers
+  std::atomic<int64_t> done{0};    // chunks finished
+
+  void Plan(int64_t participants) {
+    num_segments = std::min({participants, num_chunks, kMaxSegments});
+    for (int64_t s = 0; s < num_segments; ++s) {
+      segments[s].next.store(s * num_chunks / num_segments, std::memory_order_relaxed);
+      segments[s].end = (s + 1) * num_chunks / num_segments;
+    }
+  }
 
   void Work() {
     FloatEnvGuard env;
-    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < num_chunks;) {
-      const int64_t begin = c * chunk;
-      RunRange(pass, begin, ChunkEnd(begin, chunk, pass.loop.numel));
-      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) done.notify_all();
+    const int64_t first = joined.fetch_add(1, std::memory_order_relaxed) % num_segments;
+    for (int64_t k = 0; k < num_segments; ++k) {
+      Segment& seg = segments[(first + k) % num_segments];
+      for (int64_t c; (c = seg.next.fetch_add(1, std::memory_order_relaxed)) < seg.end;) {
+        const int64_t begin = c * chunk;
+        RunRange(pass, begin, ChunkEnd(begin, chunk, pass.loop.numel));
+        if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) done.notify_all();
+      }
     }
   }
 };
@@ -165,6 +192,7 @@ Status RunPass(const Pass& pass, int64_t chunk, const Parallel* parallel) {
   job->pass = pass;
   job->chunk = chunk;
   job->num_chunks = num_chunks;
+  job->Plan(helpers + 1);
   for (int64_t i = 0; i < helpers; ++i) {
     auto* ref = new (std::nothrow) std::shared_ptr<Job>(job);
     if (ref == nullptr) break;  // fewer helpers; the caller still does the rest

@@ -48,6 +48,9 @@ struct Avx2 {
   static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F Div(F a, F b) { return _mm256_div_ps(a, b); }
   static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F Fms(F a, F b, F c) { return _mm256_fmsub_ps(a, b, c); }
+  static F Fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  static F Fnms(F a, F b, F c) { return _mm256_fnmsub_ps(a, b, c); }
   static F Neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
   static F Abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F Min(F a, F b) { return _mm256_min_ps(a, b); }
@@ -56,6 +59,9 @@ struct Avx2 {
   static M Lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  static M IsNan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  static M Nle(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
+  static M Or(M a, M b) { return _mm256_or_ps(a, b); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
 
@@ -72,6 +78,12 @@ struct Avx2 {
   static D MulD(D a, D b) { return _mm256_mul_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
   static D NegD(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+
+  // p * 2^n, n integral, where 2^n and the product are normal (exact).
+  static F Ldexp(F p, F n) {
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  }
 
   static F ScaleByPow2(F p, F n) {
     const __m256i ni = _mm256_cvtps_epi32(n);

@@ -45,6 +45,9 @@ struct Avx512 {
   static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F Div(F a, F b) { return _mm512_div_ps(a, b); }
   static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F Fms(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }
+  static F Fnma(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  static F Fnms(F a, F b, F c) { return _mm512_fnmsub_ps(a, b, c); }
   static F Neg(F a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
   }
@@ -57,6 +60,9 @@ struct Avx512 {
   static M Lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static M IsNan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  static M Nle(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
+  static M Or(M a, M b) { return _kor_mask16(a, b); }
   static bool Any(M m) { return m != 0; }
   static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
 
@@ -79,6 +85,9 @@ struct Avx512 {
   static D NegD(D a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
   }
+
+  // p * 2^n, n integral, where 2^n and the product are normal (exact).
+  static F Ldexp(F p, F n) { return _mm512_scalef_ps(p, n); }
 
   static F ScaleByPow2(F p, F n) {
     const __m512i ni = _mm512_cvtps_epi32(n);

@@ -30,6 +30,9 @@ struct Scalar {
   static F Mul(F a, F b) { return a * b; }
   static F Div(F a, F b) { return a / b; }
   static F Fma(F a, F b, F c) { return std::fma(a, b, c); }
+  static F Fms(F a, F b, F c) { return std::fma(a, b, -c); }
+  static F Fnma(F a, F b, F c) { return std::fma(-a, b, c); }
+  static F Fnms(F a, F b, F c) { return std::fma(-a, b, -c); }
   static F Neg(F a) { return half::FromBits(half::Bits(a) ^ 0x80000000u); }
   static F Abs(F a) { return half::FromBits(half::Bits(a) & 0x7fffffffu); }
   // x86 semantics: the second operand when either is NaN.
@@ -39,6 +42,9 @@ struct Scalar {
   static M Lt(F a, F b) { return a < b; }
   static M Eq(F a, F b) { return a == b; }
   static M Gt(F a, F b) { return a > b; }
+  static M IsNan(F a) { return a != a; }
+  static M Nle(F a, F b) { return !(a <= b); }
+  static M Or(M a, M b) { return a || b; }
   static bool Any(M m) { return m; }
   static F Select(M m, F a, F b) { return m ? a : b; }
 
@@ -51,6 +57,12 @@ struct Scalar {
   static D MulD(D a, D b) { return a * b; }
   static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
   static D NegD(D a) { return -a; }
+
+  // p * 2^n, n integral, where 2^n and the product are normal (exact).
+  static F Ldexp(F p, F n) {
+    if (!(n >= -126.0f && n <= 127.0f)) return p * n;  // only lanes the caller discards
+    return p * half::FromBits(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
   static F ScaleByPow2(F p, F n) {

@@ -1,0 +1,111 @@
+"""``python -m jax_ascend_silu bench``: SiluGrad against XLA autodiff, PyTorch
+and a bandwidth bound, all measured in one run, with the performance goals
+checked as ratios of that run.
+
+The optional ``bench`` extra adds a progress bar (tqdm) and the plot
+(matplotlib); PyTorch is compared when it is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import platform
+import time
+
+import jax
+import numpy as np
+
+from . import elementwise, models, report
+
+DTYPES = ("float32", "bfloat16", "float16")
+FULL_SIZES = tuple(range(10, 27, 2))  # 2^10 .. 2^26
+QUICK_SIZES = (12, 16, 20, 24)
+
+
+def environment() -> dict:
+    from .. import __version__
+    from .. import _silu_grad_ext as ext
+
+    def read(path):
+        try:
+            return pathlib.Path(path).read_text().strip()
+        except OSError:
+            return None
+
+    cpu = next((line.split(":", 1)[1].strip() for line in (read("/proc/cpuinfo") or "").splitlines()
+                if line.startswith("model name")), platform.processor())
+    try:
+        import torch
+
+        torch_info = f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    except ImportError:
+        torch_info = None
+    return {
+        "jax_ascend_silu": __version__,
+        "jax": jax.__version__,
+        "python": platform.python_version(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "kernel_isa": ext.isa(),
+        "transparent_hugepage": read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "torch": torch_info,
+        "env": {k: v for k, v in os.environ.items() if k.startswith(("JAX_ASCEND_SILU_", "MALLOC_", "XLA_FLAGS"))},
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "load_average_before": os.getloadavg()[0],
+    }
+
+
+def run(options) -> int:
+    """Runs the benchmarks the options ask for, prints the tables, writes
+    JSON (and the plot) under options.out. Returns a process exit code."""
+    sizes = [2**k for k in (options.sizes or (QUICK_SIZES if options.quick else FULL_SIZES))]
+    dtypes = options.dtypes or DTYPES
+    repeats = options.repeats or (5 if options.quick else 15)
+    budget = 0.3 if options.quick else 1.0  # seconds of samples per case, beyond `repeats`
+    parts = set(options.only or ("sweep", "loop", "mlp"))
+    env = environment()
+    print(f"jax_ascend_silu {env['jax_ascend_silu']} | jax {env['jax']} | {env['cpu']} | {env['cores']} cores | "
+          f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | PyTorch {env['torch'] or 'not installed'}")
+
+    cases = (len(sizes) * len(dtypes) if "sweep" in parts else 0) + ("loop" in parts) + (2 if "mlp" in parts else 0)
+    progress = report.Progress(cases, enabled=not options.no_progress)
+    sweep, small, mlp = {}, None, {}
+    try:
+        if "sweep" in parts:
+            for dtype in dtypes:
+                sweep[dtype] = {}
+                for n in sizes:
+                    sweep[dtype][n] = elementwise.run_size(n, np.dtype(getattr(jax.numpy, dtype)), repeats, budget)
+                    progress.step(f"{dtype} 2^{int(np.log2(n))}")
+        if "loop" in parts:
+            small = models.small_calls(4096, 500, repeats, budget)
+            progress.step("fori_loop")
+        if "mlp" in parts:
+            for dtype in ("float32", "bfloat16"):
+                mlp[dtype] = models.mlp_step(2048, 128, getattr(jax.numpy, dtype), max(5, repeats // 2), budget)
+                progress.step(f"MLP {dtype}")
+    finally:
+        progress.close()
+
+    env["load_average_after"] = os.getloadavg()[0]
+    goal_list = report.goals(sweep, small, mlp)
+    if sweep:
+        print("\nSiluGrad, median time (bandwidth); ratios > 1 favour this package\n")
+        print(report.sweep_table(sweep))
+    if small or mlp:
+        print("\n" + report.models_table(small, mlp))
+    print("\nGoals\n\n" + report.goals_table(goal_list))
+
+    out = pathlib.Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report.to_json(out / "silu_grad_bench.json", env, sweep, small, mlp, goal_list)
+    written = [out / "silu_grad_bench.json"]
+    if sweep:
+        if report.plot(out / "silu_grad_bench.png", sweep):
+            written.append(out / "silu_grad_bench.png")
+        else:
+            print("(no plot: install the bench extra, pip install 'jax_ascend_silu[bench]')")
+    print(f"\nload average (1 min) {env['load_average_before']:.2f} before, {env['load_average_after']:.2f} after")
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0

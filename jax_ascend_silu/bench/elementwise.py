@@ -1,0 +1,98 @@
+"""SiluGrad on one large array: this package against XLA's autodiff of
+``jax.nn.silu``, PyTorch's ``aten.silu_backward`` and a bandwidth bound."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..partitioning import silu_grad
+from ..primitive import silu_grad_p
+from .timing import Contender, Stats, measure
+
+#: Columns of the sweep, in table order: (name, heading).
+CONTENDERS = (
+    ("ours", "ours, fresh result"),
+    ("ours_donated", "ours, donated"),
+    ("ours_copied", "ours, g copied"),
+    ("xla", "XLA autodiff"),
+    ("xla_donated", "XLA autodiff, donated"),
+    ("torch", "PyTorch"),
+    ("bound", "a+b, donated"),
+)
+
+
+def fresh_silu_grad(grad_output, x):
+    """This package's call with a result of its own, not written over
+    grad_output (the primitive's overwrite_grad_output=False)."""
+    return silu_grad_p.bind(grad_output, x, overwrite_grad_output=False)
+
+
+def _xla_silu_grad(grad_output, x):
+    return jax.vjp(jax.nn.silu, x)[1](grad_output)[0]
+
+
+def _torch_module():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _to_torch(torch, a):
+    """A CPU tensor sharing nothing with JAX (bfloat16 travels as raw bits)."""
+    host = np.array(a)
+    if host.dtype == jnp.bfloat16:
+        return torch.from_numpy(host.view(np.uint16)).view(torch.bfloat16)
+    return torch.from_numpy(host)
+
+
+def inputs(n: int, dtype, seed: int = 0):
+    """grad_output ~ N(0, 1) and pre-activations x ~ N(0, 2^2)."""
+    kg, kx = jax.random.split(jax.random.PRNGKey(seed))
+    g = jax.random.normal(kg, (n,), jnp.float32).astype(dtype)
+    x = (2.0 * jax.random.normal(kx, (n,), jnp.float32)).astype(dtype)
+    return jax.block_until_ready((g, x))
+
+
+def contenders(g, x) -> list[Contender]:
+    """The contenders for one (size, dtype); donated ones get a fresh copy of
+    grad_output (made outside the timed region) on every call.
+
+    This package three ways: writing a fresh result, in place over a donated
+    grad_output, and ``silu_grad`` with grad_output not donated, where XLA
+    copies grad_output before the call (the result is written over it)."""
+    copy = jax.jit(jnp.copy)
+    fresh = lambda: (g, x)  # noqa: E731
+    donated = lambda: (copy(g), x)  # noqa: E731
+    ready = jax.block_until_ready
+    out = [
+        Contender("ours", jax.jit(fresh_silu_grad), fresh, ready),
+        Contender("ours_donated", jax.jit(silu_grad, donate_argnums=0), donated, ready),
+        Contender("ours_copied", jax.jit(silu_grad), fresh, ready),
+        Contender("xla", jax.jit(_xla_silu_grad), fresh, ready),
+        Contender("xla_donated", jax.jit(_xla_silu_grad, donate_argnums=0), donated, ready),
+        Contender("bound", jax.jit(lambda a, b: a + b, donate_argnums=0), donated, ready),
+    ]
+    torch = _torch_module()
+    if torch is not None:
+        tg, tx = _to_torch(torch, g), _to_torch(torch, x)
+        try:
+            torch.ops.aten.silu_backward(tg[:16], tx[:16])
+        except RuntimeError:  # a dtype this torch build lacks on CPU
+            pass
+        else:
+            out.append(Contender("torch", torch.ops.aten.silu_backward, lambda: (tg, tx)))
+    return out
+
+
+def run_size(n: int, dtype, repeats: int, budget_s: float) -> dict[str, Stats]:
+    g, x = inputs(n, dtype)
+    return measure(contenders(g, x), repeats, budget_s)
+
+
+def bytes_moved(n: int, dtype) -> int:
+    """Two operands read, one result written."""
+    return 3 * n * np.dtype(dtype).itemsize

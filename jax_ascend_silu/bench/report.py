@@ -1,0 +1,187 @@
+"""Presenting benchmark results: progress, a markdown table, the issue's
+goals as measured ratios, JSON and a PNG plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .elementwise import CONTENDERS, bytes_moved
+from .timing import Stats
+
+
+class Progress:
+    """tqdm's bar when the ``bench`` extra is installed, plain lines otherwise."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self._bar = None
+        self._done, self._total, self._enabled = 0, total, enabled
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                pass
+            else:
+                self._bar = tqdm(total=total, file=sys.stderr, unit="case", leave=False)
+
+    def step(self, label: str) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.set_description(label)
+            self._bar.update(1)
+        elif self._enabled:
+            print(f"  [{self._done}/{self._total}] {label}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _ratio(num: Stats | None, den: Stats | None) -> float | None:
+    return None if num is None or den is None else num.median / den.median
+
+
+def _fmt_ratio(r: float | None) -> str:
+    return "" if r is None else f"{r:.2f}x"
+
+
+def speedups(row: dict[str, Stats]) -> dict[str, float | None]:
+    """Ratios of one sweep row, each > 1 when this package is ahead."""
+    return {
+        "vs XLA": _ratio(row.get("xla"), row.get("ours")),
+        "vs XLA, donated": _ratio(row.get("xla_donated"), row.get("ours_donated")),
+        "vs PyTorch": _ratio(row.get("torch"), row.get("ours")),
+        "of bound, donated": _ratio(row.get("bound"), row.get("ours_donated")),
+    }
+
+
+def sweep_table(sweep: dict[str, dict[int, dict[str, Stats]]]) -> str:
+    """Markdown: one row per (dtype, size); each cell is the median time and
+    the bandwidth it implies (3 arrays moved)."""
+    present = [(k, h) for k, h in CONTENDERS if any(k in row for rows in sweep.values() for row in rows.values())]
+    ratio_heads = list(speedups({}).keys())
+    head = ["dtype", "n"] + [h for _, h in present] + ratio_heads
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for dtype, rows in sweep.items():
+        for n, row in sorted(rows.items()):
+            cells = [dtype, f"2^{int(np.log2(n))}"]
+            for key, _ in present:
+                s = row.get(key)
+                cells.append("" if s is None else f"{_time(s.median)} ({bytes_moved(n, dtype) / s.median / 1e9:.1f} GB/s)")
+            cells += [_fmt_ratio(r) for r in speedups(row).values()]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+@dataclass
+class Goal:
+    text: str
+    measured: float | None
+    target: float
+    moonshot: float | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.measured is None:
+            return "not measured"
+        if self.moonshot is not None and self.measured >= self.moonshot:
+            return "met (moonshot too)"
+        return "met" if self.measured >= self.target else "not met"
+
+
+def goals(sweep, small, mlp) -> list[Goal]:
+    """The goals of the performance issue, as ratios measured in this run."""
+
+    def row(dtype, log2n):
+        return sweep.get(dtype, {}).get(2**log2n, {})
+
+    out = []
+    for dtype in ("bfloat16", "float16"):
+        out.append(Goal(f"{dtype} 2^20: XLA autodiff time / ours", _ratio(row(dtype, 20).get("xla"), row(dtype, 20).get("ours")), 3, 5))
+        out.append(Goal(f"{dtype} 2^24 donated: XLA autodiff / ours", _ratio(row(dtype, 24).get("xla_donated"), row(dtype, 24).get("ours_donated")), 3, 5))
+        out.append(Goal(f"{dtype} 2^24 fresh output: XLA autodiff / ours", _ratio(row(dtype, 24).get("xla"), row(dtype, 24).get("ours")), 2))
+    out.append(Goal("float32 2^20: XLA autodiff / ours", _ratio(row("float32", 20).get("xla"), row("float32", 20).get("ours")), 1.5))
+    out.append(Goal("float32 2^24 fresh output: XLA autodiff / ours", _ratio(row("float32", 24).get("xla"), row("float32", 24).get("ours")), 1.2))
+    out.append(Goal("float32 2^24 donated: donated a+b / ours", _ratio(row("float32", 24).get("bound"), row("float32", 24).get("ours_donated")), 0.8))
+    for dtype, rows in sweep.items():
+        ratios = [_ratio(r.get("torch"), r.get("ours")) for n, r in rows.items() if n >= 2**16]
+        ratios = [r for r in ratios if r is not None]
+        out.append(Goal(f"{dtype} every n >= 2^16: PyTorch / ours (worst size)", min(ratios) if ratios else None, 1.0))
+    if small:
+        out.append(Goal("4096-element float32 calls in a fori_loop: native / ours per call", _ratio(small.get("native"), small.get("ours")), 0.8))
+    for dtype, stats in (mlp or {}).items():
+        out.append(Goal(f"MLP training step, hidden 2048, {dtype}: native / ours", _ratio(stats.get("native"), stats.get("ours")), 1.0))
+    return out
+
+
+def goals_table(goal_list: list[Goal]) -> str:
+    lines = ["| goal | measured | target | verdict |", "|---|---|---|---|"]
+    for g in goal_list:
+        target = f">= {g.target:g}x" + (f" (moonshot {g.moonshot:g}x)" if g.moonshot else "")
+        lines.append(f"| {g.text} | {_fmt_ratio(g.measured) or 'n/a'} | {target} | {g.verdict} |")
+    return "\n".join(lines)
+
+
+def models_table(small, mlp) -> str:
+    lines = ["| program | ours | native | native / ours |", "|---|---|---|---|"]
+    if small:
+        lines.append(f"| fori_loop of 4096-element float32 calls (per call) | {_time(small['ours'].median)} | "
+                     f"{_time(small['native'].median)} | {_fmt_ratio(_ratio(small['native'], small['ours']))} |")
+    for dtype, s in (mlp or {}).items():
+        lines.append(f"| MLP training step, hidden 2048, {dtype} | {_time(s['ours'].median)} | "
+                     f"{_time(s['native'].median)} | {_fmt_ratio(_ratio(s['native'], s['ours']))} |")
+    return "\n".join(lines)
+
+
+def to_json(path, environment, sweep, small, mlp, goal_list) -> None:
+    def stats(d):
+        return {k: asdict(v) for k, v in d.items()}
+
+    data = {
+        "environment": environment,
+        "sweep": {dt: {str(n): stats(row) for n, row in rows.items()} for dt, rows in sweep.items()},
+        "small_calls": stats(small) if small else None,
+        "mlp_step": {dt: stats(s) for dt, s in (mlp or {}).items()},
+        "goals": [dict(asdict(g), verdict=g.verdict) for g in goal_list],
+    }
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+
+
+def plot(path, sweep) -> bool:
+    """GB/s against size, one panel per dtype. False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, len(sweep), figsize=(5 * len(sweep), 4), squeeze=False, sharey=True)
+    for ax, (dtype, rows) in zip(axes[0], sweep.items()):
+        sizes = sorted(rows)
+        for key, heading in CONTENDERS:
+            pts = [(n, bytes_moved(n, dtype) / rows[n][key].median / 1e9) for n in sizes if key in rows[n]]
+            if pts:
+                style = "--" if key == "bound" else ("-" if key.startswith("ours") else ":")
+                ax.plot(*zip(*pts), style, marker="o", markersize=3, label=heading)
+        ax.set_xscale("log", base=2)
+        ax.set_title(dtype)
+        ax.set_xlabel("elements")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("GB/s (2 reads + 1 write)")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle("SiluGrad on CPU: median of interleaved runs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,70 @@
+"""Interleaved timing: every contender of a comparison is sampled in turn,
+round after round, so that load from other processes on a shared machine
+falls on all of them alike and their ratios stay meaningful."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Contender:
+    """One way of computing the same thing.
+
+    ``prepare`` builds the arguments of one call outside the timed region
+    (a fresh copy of a buffer the call donates, for instance); ``call`` runs
+    it and returns something ``finish`` can wait on.
+    """
+
+    name: str
+    call: Callable
+    prepare: Callable[[], tuple]
+    finish: Callable = lambda out: out
+    samples: list[float] = field(default_factory=list)
+
+    def sample(self) -> float:
+        args = self.finish(self.prepare())
+        start = time.perf_counter()
+        self.finish(self.call(*args))
+        elapsed = time.perf_counter() - start
+        del args
+        return elapsed
+
+
+@dataclass(frozen=True)
+class Stats:
+    median: float
+    minimum: float
+    q1: float
+    q3: float
+    count: int
+
+    @staticmethod
+    def of(samples: Sequence[float]) -> Stats:
+        q = statistics.quantiles(samples, n=4) if len(samples) > 1 else [samples[0]] * 3
+        return Stats(statistics.median(samples), min(samples), q[0], q[2], len(samples))
+
+
+def measure(contenders: Sequence[Contender], repeats: int, budget_s: float) -> dict[str, Stats]:
+    """Warms every contender up, then samples them round-robin: at least
+    ``repeats`` rounds, more (up to 200) while the rounds fit in ``budget_s``."""
+    for c in contenders:
+        c.samples.clear()
+        c.sample()  # compile and first touch
+    warm = [c.sample() for c in contenders]
+    rounds = max(repeats, min(200, int(budget_s / max(sum(warm), 1e-9))))
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            shift = r % len(contenders)  # rotate the order: no contender always runs first
+            for c in list(contenders[shift:]) + list(contenders[:shift]):
+                c.samples.append(c.sample())
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {c.name: Stats.of(c.samples) for c in contenders}
