@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -24,6 +25,9 @@ def _info(_: argparse.Namespace) -> int:
     print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")
     print(f"kernel ISA: {ext.isa()} (supported: {', '.join(ext.supported_isas())})")
     print(f"devices: {', '.join(str(d) for d in jax.devices())}")
+    cap = os.environ.get("JAX_ASCEND_SILU_THREADS")
+    print(f"CPU threads per call: the calling thread + XLA's intra-op pool ({os.cpu_count()} CPUs)"
+          + (f", capped at {cap} by JAX_ASCEND_SILU_THREADS" if cap else ""))
     print("backends:")
     for name, status in jax_ascend_silu.backends().items():
         where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
@@ -69,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--sizes", type=_log2_sizes, help="comma-separated log2 sizes (default 10,12,...,26)")
     bench.add_argument("--dtypes", nargs="+", choices=["float32", "bfloat16", "float16"], help="default: all three")
     bench.add_argument("--only", nargs="+", choices=["sweep", "loop", "mlp"], help="default: all three benchmarks")
-    bench.add_argument("--repeats", type=_positive_int, help="minimum interleaved rounds per case (default 15, quick 5)")
+    bench.add_argument("--repeats", type=_positive_int,
+                       help="minimum interleaved rounds per case (default 15, quick 5)")
     bench.add_argument("--out", default="bench_out", help="folder for the JSON and the PNG plot (default bench_out)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     bench.set_defaults(func=_bench)

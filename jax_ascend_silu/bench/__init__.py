@@ -24,8 +24,7 @@ QUICK_SIZES = (12, 16, 20, 24)
 
 
 def environment() -> dict:
-    from .. import __version__
-    from .. import _silu_grad_ext as ext
+    from .. import __version__, _silu_grad_ext as ext
 
     def read(path):
         try:
@@ -66,11 +65,14 @@ def run(options) -> int:
     parts = set(options.only or ("sweep", "loop", "mlp"))
     env = environment()
     print(f"jax_ascend_silu {env['jax_ascend_silu']} | jax {env['jax']} | {env['cpu']} | {env['cores']} cores | "
-          f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | PyTorch {env['torch'] or 'not installed'}")
+          f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | "
+          f"PyTorch {env['torch'] or 'not installed'}")
 
     cases = (len(sizes) * len(dtypes) if "sweep" in parts else 0) + ("loop" in parts) + (2 if "mlp" in parts else 0)
     progress = report.Progress(cases, enabled=not options.no_progress)
-    sweep, small, mlp = {}, None, {}
+    sweep: dict = {}
+    mlp: dict = {}
+    small = None
     try:
         if "sweep" in parts:
             for dtype in dtypes:

@@ -32,7 +32,9 @@ def small_calls(n: int, steps: int, repeats: int, budget_s: float) -> dict[str, 
         repeats,
         budget_s,
     )
-    return {k: Stats(*(v / steps for v in (s.median, s.minimum, s.q1, s.q3)), s.count) for k, s in stats.items()}
+    return {
+        k: Stats(s.median / steps, s.minimum / steps, s.q1 / steps, s.q3 / steps, s.count) for k, s in stats.items()
+    }
 
 
 def mlp_step(hidden: int, batch: int, dtype, repeats: int, budget_s: float) -> dict[str, Stats]:

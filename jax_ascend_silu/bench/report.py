@@ -76,7 +76,8 @@ def sweep_table(sweep: dict[str, dict[int, dict[str, Stats]]]) -> str:
             cells = [dtype, f"2^{int(np.log2(n))}"]
             for key, _ in present:
                 s = row.get(key)
-                cells.append("" if s is None else f"{_time(s.median)} ({bytes_moved(n, dtype) / s.median / 1e9:.1f} GB/s)")
+                gbps = None if s is None else bytes_moved(n, dtype) / s.median / 1e9
+                cells.append("" if s is None else f"{_time(s.median)} ({gbps:.1f} GB/s)")
             cells += [_fmt_ratio(r) for r in speedups(row).values()]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -104,22 +105,28 @@ def goals(sweep, small, mlp) -> list[Goal]:
     def row(dtype, log2n):
         return sweep.get(dtype, {}).get(2**log2n, {})
 
+    def at(dtype, log2n, theirs, ours):
+        r = row(dtype, log2n)
+        return _ratio(r.get(theirs), r.get(ours))
+
     out = []
     for dtype in ("bfloat16", "float16"):
-        out.append(Goal(f"{dtype} 2^20: XLA autodiff time / ours", _ratio(row(dtype, 20).get("xla"), row(dtype, 20).get("ours")), 3, 5))
-        out.append(Goal(f"{dtype} 2^24 donated: XLA autodiff / ours", _ratio(row(dtype, 24).get("xla_donated"), row(dtype, 24).get("ours_donated")), 3, 5))
-        out.append(Goal(f"{dtype} 2^24 fresh output: XLA autodiff / ours", _ratio(row(dtype, 24).get("xla"), row(dtype, 24).get("ours")), 2))
-    out.append(Goal("float32 2^20: XLA autodiff / ours", _ratio(row("float32", 20).get("xla"), row("float32", 20).get("ours")), 1.5))
-    out.append(Goal("float32 2^24 fresh output: XLA autodiff / ours", _ratio(row("float32", 24).get("xla"), row("float32", 24).get("ours")), 1.2))
-    out.append(Goal("float32 2^24 donated: donated a+b / ours", _ratio(row("float32", 24).get("bound"), row("float32", 24).get("ours_donated")), 0.8))
+        out.append(Goal(f"{dtype} 2^20: XLA autodiff time / ours", at(dtype, 20, "xla", "ours"), 3, 5))
+        out.append(Goal(f"{dtype} 2^24 donated: XLA autodiff / ours",
+                        at(dtype, 24, "xla_donated", "ours_donated"), 3, 5))
+        out.append(Goal(f"{dtype} 2^24 fresh output: XLA autodiff / ours", at(dtype, 24, "xla", "ours"), 2))
+    out.append(Goal("float32 2^20: XLA autodiff / ours", at("float32", 20, "xla", "ours"), 1.5))
+    out.append(Goal("float32 2^24 fresh output: XLA autodiff / ours", at("float32", 24, "xla", "ours"), 1.2))
+    out.append(Goal("float32 2^24 donated: donated a+b / ours", at("float32", 24, "bound", "ours_donated"), 0.8))
     for dtype, rows in sweep.items():
-        ratios = [_ratio(r.get("torch"), r.get("ours")) for n, r in rows.items() if n >= 2**16]
-        ratios = [r for r in ratios if r is not None]
+        ratios = [q for n, r in rows.items() if n >= 2**16 and (q := _ratio(r.get("torch"), r.get("ours"))) is not None]
         out.append(Goal(f"{dtype} every n >= 2^16: PyTorch / ours (worst size)", min(ratios) if ratios else None, 1.0))
     if small:
-        out.append(Goal("4096-element float32 calls in a fori_loop: native / ours per call", _ratio(small.get("native"), small.get("ours")), 0.8))
+        out.append(Goal("4096-element float32 calls in a fori_loop: native / ours per call",
+                        _ratio(small.get("native"), small.get("ours")), 0.8))
     for dtype, stats in (mlp or {}).items():
-        out.append(Goal(f"MLP training step, hidden 2048, {dtype}: native / ours", _ratio(stats.get("native"), stats.get("ours")), 1.0))
+        out.append(Goal(f"MLP training step, hidden 2048, {dtype}: native / ours",
+                        _ratio(stats.get("native"), stats.get("ours")), 1.0))
     return out
 
 
