@@ -18,20 +18,6 @@
 #include "check.h"
 #include "silu_grad.h"
 
-template <class T>
-std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
-  return os << "]";
-}
-
-// CHECK, and stop the test when later lines depend on it.
-#define REQUIRE(cond) \
-  do {                \
-    CHECK(cond);      \
-    if (!(cond)) return; \
-  } while (0)
-
 namespace {
 
 using jas::ascend::Failure;

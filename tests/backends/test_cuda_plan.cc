@@ -12,20 +12,6 @@
 #include "silu_grad_cuda_executor.h"
 #include "silu_grad_cuda_layout.h"
 
-template <class T>
-std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
-  return os << "]";
-}
-
-// CHECK, and stop the test when later lines depend on it.
-#define REQUIRE(cond) \
-  do {                \
-    CHECK(cond);      \
-    if (!(cond)) return; \
-  } while (0)
-
 namespace {
 
 using Dims = std::vector<int64_t>;

@@ -5,6 +5,7 @@
 #ifndef JAX_ASCEND_SILU_TESTS_KERNEL_CHECK_H_
 #define JAX_ASCEND_SILU_TESTS_KERNEL_CHECK_H_
 
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,5 +45,19 @@ struct Registrar {
   } while (0)
 #define CHECK(cond) CHECK_MSG(cond, "")
 #define CHECK_EQ(a, b) CHECK_MSG((a) == (b), #a " = " << (a) << ", " #b " = " << (b))
+// CHECK, and stop the test when later lines depend on it.
+#define REQUIRE(cond)      \
+  do {                     \
+    CHECK(cond);           \
+    if (!(cond)) return;   \
+  } while (0)
+
+// Vectors print as [a,b,c] in CHECK_EQ messages.
+template <class T>
+std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os << "]";
+}
 
 #endif  // JAX_ASCEND_SILU_TESTS_KERNEL_CHECK_H_
