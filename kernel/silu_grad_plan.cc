@@ -272,6 +272,7 @@ Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elemen
   if (executor == nullptr) return kErrParamNullptr;
   if (chunk_elements < 1) return kErrParamInvalid;
   executor->chunk_elements = chunk_elements;
+  executor->parallel_min_elements = 0;
   return kSuccess;
 }
 

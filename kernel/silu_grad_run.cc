@@ -2,6 +2,7 @@
 // whatever helpers the caller's Parallel provides.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -10,7 +11,7 @@
 #include "silu_grad_executor.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
+#include <immintrin.h>  // _mm_getcsr, _mm_pause
 #endif
 
 namespace jas {
@@ -164,16 +165,34 @@ struct Job {
   }
 };
 
+// Waits until every chunk is done. By the time the caller gets here only chunks
+// that helpers have claimed are outstanding, finishing within one chunk's time
+// (microseconds), so it spins briefly first: a futex sleep would add tens of
+// microseconds of wake-up latency on top. It then sleeps, which matters when
+// a helper shares the caller's core and needs it to finish.
+void WaitForChunks(const std::atomic<int64_t>& done, int64_t num_chunks) {
+  constexpr auto kSpin = std::chrono::microseconds(30);
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (done.load(std::memory_order_acquire) < num_chunks && std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    for (int i = 0; i < 16; ++i) _mm_pause();
+#endif
+  }
+  for (int64_t d; (d = done.load(std::memory_order_acquire)) < num_chunks;) {
+    done.wait(d, std::memory_order_acquire);
+  }
+}
+
 void HelperTask(void* arg) {
   std::unique_ptr<std::shared_ptr<Job>> job(static_cast<std::shared_ptr<Job>*>(arg));
   (*job)->Work();
 }
 
-Status RunPass(const Pass& pass, int64_t chunk, const Parallel* parallel) {
+Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Parallel* parallel) {
   const int64_t numel = pass.loop.numel;
   const int64_t num_chunks = numel / chunk + (numel % chunk != 0);
   const int64_t helpers =
-      (parallel == nullptr || parallel->schedule == nullptr)
+      (parallel == nullptr || parallel->schedule == nullptr || numel < parallel_min)
           ? 0
           : std::min<int64_t>(std::max<int64_t>(parallel->num_workers, 0), num_chunks - 1);
   if (helpers == 0) {  // small tensors: no synchronisation at all
@@ -199,10 +218,7 @@ Status RunPass(const Pass& pass, int64_t chunk, const Parallel* parallel) {
     parallel->schedule(parallel->context, &HelperTask, ref);
   }
   job->Work();
-  // Only chunks already claimed can be outstanding, and their owners are running.
-  for (int64_t d; (d = job->done.load(std::memory_order_acquire)) < num_chunks;) {
-    job->done.wait(d, std::memory_order_acquire);
-  }
+  WaitForChunks(job->done, num_chunks);
   return kSuccess;
 }
 
@@ -231,14 +247,15 @@ Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* e
   Pass main{e.main, k.full, go, x, out};
   if (e.precompute) {
     char* ws = static_cast<char*>(workspace);
-    if (Status s = RunPass(Pass{e.pre, k.derivative, nullptr, x, ws}, e.chunk_elements, parallel);
+    if (Status s = RunPass(Pass{e.pre, k.derivative, nullptr, x, ws}, e.chunk_elements,
+                               e.parallel_min_elements, parallel);
         s != kSuccess) {
       return s;
     }
     main.fn = k.from_derivative;
     main.b = ws;
   }
-  return RunPass(main, e.chunk_elements, parallel);
+  return RunPass(main, e.chunk_elements, e.parallel_min_elements, parallel);
 }
 
 }  // namespace jas

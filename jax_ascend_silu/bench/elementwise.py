@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -58,8 +60,9 @@ def inputs(n: int, dtype, seed: int = 0):
 
 
 def contenders(g, x) -> list[Contender]:
-    """The contenders for one (size, dtype); donated ones get a fresh copy of
-    grad_output (made outside the timed region) on every call.
+    """This package's and XLA's contenders for one (size, dtype); donated ones
+    get a fresh copy of grad_output (made outside the timed region) on every
+    call.
 
     This package three ways: writing a fresh result, in place over a donated
     grad_output, and ``silu_grad`` with grad_output not donated, where XLA
@@ -68,7 +71,7 @@ def contenders(g, x) -> list[Contender]:
     fresh = lambda: (g, x)  # noqa: E731
     donated = lambda: (copy(g), x)  # noqa: E731
     ready = jax.block_until_ready
-    out = [
+    return [
         Contender("ours", jax.jit(fresh_silu_grad), fresh, ready),
         Contender("ours_donated", jax.jit(silu_grad, donate_argnums=0), donated, ready),
         Contender("ours_copied", jax.jit(silu_grad), fresh, ready),
@@ -76,21 +79,38 @@ def contenders(g, x) -> list[Contender]:
         Contender("xla_donated", jax.jit(_xla_silu_grad, donate_argnums=0), donated, ready),
         Contender("bound", jax.jit(lambda a, b: a + b, donate_argnums=0), donated, ready),
     ]
+
+
+def torch_contender(g, x) -> Contender | None:
+    """PyTorch's ``aten.silu_backward`` on copies of the inputs, or None
+    without torch (or without CPU support for the dtype)."""
     torch = _torch_module()
-    if torch is not None:
-        tg, tx = _to_torch(torch, g), _to_torch(torch, x)
-        try:
-            torch.ops.aten.silu_backward(tg[:16], tx[:16])
-        except RuntimeError:  # a dtype this torch build lacks on CPU
-            pass
-        else:
-            out.append(Contender("torch", torch.ops.aten.silu_backward, lambda: (tg, tx)))
-    return out
+    if torch is None:
+        return None
+    tg, tx = _to_torch(torch, g), _to_torch(torch, x)
+    try:
+        torch.ops.aten.silu_backward(tg[:16], tx[:16])
+    except RuntimeError:  # a dtype this torch build lacks on CPU
+        return None
+    return Contender("torch", torch.ops.aten.silu_backward, lambda: (tg, tx))
+
+
+#: PyTorch's OpenMP workers keep spinning for milliseconds after a call
+#: (libgomp's default), so PyTorch is timed in a block of its own, after the
+#: JAX contenders, followed by this pause: interleaved, its spinning workers
+#: took a core from whichever contender ran next (measured: this package's
+#: float32 call at 2^20 took 1.7x as long right after PyTorch).
+TORCH_SETTLE_S = 0.05
 
 
 def run_size(n: int, dtype, repeats: int, budget_s: float) -> dict[str, Stats]:
     g, x = inputs(n, dtype)
-    return measure(contenders(g, x), repeats, budget_s)
+    stats = measure(contenders(g, x), repeats, budget_s)
+    torch = torch_contender(g, x)
+    if torch is not None:
+        stats.update(measure([torch], repeats, budget_s / 4))
+        time.sleep(TORCH_SETTLE_S)
+    return stats
 
 
 def bytes_moved(n: int, dtype) -> int:
