@@ -1,10 +1,14 @@
-"""Interleaved timing: every contender of a comparison is sampled in turn,
-round after round, so that load from other processes on a shared machine
-falls on all of them alike and their ratios stay meaningful."""
+"""Interleaved timing: every contender of a comparison is sampled once per
+round, round after round, so that load from other processes on a shared
+machine falls on all of them alike and their ratios stay meaningful. Each
+round runs the contenders in a new random order: what one call leaves
+behind (busy or sleeping pool threads, freed memory) then falls on every
+other contender alike instead of always on the same successor."""
 
 from __future__ import annotations
 
 import gc
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -57,12 +61,14 @@ def measure(contenders: Sequence[Contender], repeats: int, budget_s: float) -> d
         c.sample()  # compile and first touch
     warm = [c.sample() for c in contenders]
     rounds = max(repeats, min(200, int(budget_s / max(sum(warm), 1e-9))))
+    order = list(contenders)
+    shuffle = random.Random(0).shuffle  # seeded: a rerun samples in the same orders
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for r in range(rounds):
-            shift = r % len(contenders)  # rotate the order: no contender always runs first
-            for c in list(contenders[shift:]) + list(contenders[:shift]):
+        for _ in range(rounds):
+            shuffle(order)
+            for c in order:
                 c.samples.append(c.sample())
     finally:
         if gc_was_enabled:
