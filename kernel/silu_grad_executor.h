@@ -19,7 +19,7 @@ struct Loop {
   int64_t numel = 1;
 };
 
-// Chunks of 16K elements take 6-13 us on one AVX-512 core: small enough that
+// Chunks of 16K elements take 7-13 us on one AVX-512 core: small enough that
 // the last one finishing late costs little, large enough that handing them
 // out is free.
 inline constexpr int64_t kDefaultChunkElements = 16 * 1024;

@@ -176,6 +176,8 @@ void WaitForChunks(const std::atomic<int64_t>& done, int64_t num_chunks) {
   while (done.load(std::memory_order_acquire) < num_chunks && std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)
     for (int i = 0; i < 16; ++i) _mm_pause();
+#elif defined(__aarch64__)
+    for (int i = 0; i < 16; ++i) asm volatile("yield");
 #endif
   }
   for (int64_t d; (d = done.load(std::memory_order_acquire)) < num_chunks;) {
