@@ -86,11 +86,12 @@ Status SiluGradDestroyExecutor(SiluGradExecutor* executor);
 // kErrParamInvalid when the processor cannot run it.
 Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 
-// Overrides the chunk size (elements per unit of parallel work; default tuned
-// for cache size). Results do not depend on it. By default tensors under 64K
-// elements stay on the calling thread; an explicit chunk size lifts that, so
-// any tensor of two or more chunks is shared (tests use it to prove results
-// do not depend on the split).
+// Overrides the chunk size (elements per unit of parallel work; default 16K,
+// a few microseconds of work). Results do not depend on it. By default a pass
+// over fewer than 64K elements (the main pass, or the s'(x) pass over a
+// broadcast self) stays on the calling thread; an explicit chunk size lifts
+// that, so any pass of two or more chunks is shared (tests use it to prove
+// results do not depend on the split).
 Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
 
 }  // namespace jas

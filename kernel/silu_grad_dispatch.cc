@@ -1,5 +1,6 @@
-// Run-time choice of instruction set. The choice is made once and never
-// changes; the kernel keeps no other global state.
+// Run-time choice of instruction set. The choice, and what the processor
+// supports, are worked out once and never change; the kernel keeps no other
+// global state.
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>

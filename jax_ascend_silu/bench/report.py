@@ -204,7 +204,7 @@ def plot(path, sweep) -> bool:
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("GB/s (2 reads + 1 write)")
     axes[0][-1].legend(fontsize=8)
-    fig.suptitle("SiluGrad on CPU: median of interleaved runs")
+    fig.suptitle("SiluGrad on CPU: median times of one run")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

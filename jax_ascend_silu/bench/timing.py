@@ -56,7 +56,7 @@ class Stats:
 
 
 def measure(contenders: Sequence[Contender], repeats: int, budget_s: float) -> dict[str, Stats]:
-    """Warms every contender up, then samples them round-robin: at least
+    """Warms every contender up, then samples them round by round: at least
     ``repeats`` rounds, more (up to 200) while the rounds fit in ``budget_s``."""
     for c in contenders:
         c.samples.clear()

@@ -181,16 +181,24 @@ TEST(layout, null_strides_mean_row_major) {
 TEST(layout, in_place_on_either_input) {
   Rng rng(5);
   for (DataType t : kDtypes) {
-    for (int alias = 0; alias < 2; ++alias) {
-      Operand go = RandomView(t, {9, 37}, rng, true), x = go;  // same layout, own storage
-      FillRandom(go, rng, 1.0);
-      FillRandom(x, rng, 4.0);
-      Operand expected = go;
-      FillSentinel(expected);
-      CHECK_EQ(Compute(go, x, expected), kSuccess);
-      Operand& target = alias == 0 ? go : x;
-      CHECK_EQ(Compute(go, x, target), kSuccess);
-      CHECK_MSG(SameBits(target, expected), DtypeName(t) << " written over input " << alias);
+    for (Isa isa : SupportedIsas()) {
+      for (int alias = 0; alias < 2; ++alias) {
+        // Strided views (the tiled path) and a contiguous run of 1003 elements
+        // (the vector loops: two vectors per step, one, then the padded tail).
+        for (bool contiguous : {false, true}) {
+          Operand go = contiguous ? Contiguous(t, {1003}) : RandomView(t, {9, 37}, rng, true);
+          Operand x = go;  // same layout, own storage
+          FillRandom(go, rng, 1.0);
+          FillRandom(x, rng, 4.0);
+          Operand expected = go;
+          FillSentinel(expected);
+          CHECK_EQ(Compute(go, x, expected, {isa}), kSuccess);
+          Operand& target = alias == 0 ? go : x;
+          CHECK_EQ(Compute(go, x, target, {isa}), kSuccess);
+          CHECK_MSG(SameBits(target, expected), DtypeName(t) << " " << IsaName(isa) << (contiguous ? " contiguous" : "")
+                                                             << " written over input " << alias);
+        }
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "kernel_test_util.h"
 #include "silu_grad.h"
+#include "thread_parallel.h"
 
 namespace jas::test {
 namespace {
@@ -23,13 +24,14 @@ struct CountingParallel {
 };
 
 // Runs both phases on contiguous float32 tensors of `numel` elements (x
-// broadcast along a leading dim of 2 when `broadcast`, so the precomputed
-// s'(x) pass runs too) and returns how many helper tasks were scheduled.
-int64_t HelpersFor(int64_t numel, int64_t chunk_elements, bool broadcast = false) {
+// broadcast along a leading dim of `rows` when rows > 1, so the precomputed
+// s'(x) pass over numel / rows elements runs too) and returns how many helper
+// tasks were scheduled.
+int64_t HelpersFor(int64_t numel, int64_t chunk_elements, int64_t rows = 1) {
   Rng rng(static_cast<uint64_t>(numel));
-  const Dims out = broadcast ? Dims{2, numel / 2} : Dims{numel};
+  const Dims out = rows > 1 ? Dims{rows, numel / rows} : Dims{numel};
   Operand go = Contiguous(DataType::kFloat32, out);
-  Operand x = Contiguous(DataType::kFloat32, broadcast ? Dims{numel / 2} : out);
+  Operand x = Contiguous(DataType::kFloat32, rows > 1 ? Dims{numel / rows} : out);
   Operand gi = Contiguous(DataType::kFloat32, out);
   FillRandom(go, rng, 1.0);
   FillRandom(x, rng, 4.0);
@@ -57,13 +59,60 @@ TEST(parallel, large_tensors_get_every_worker) {
   CHECK_EQ(HelpersFor(64 * 1024, 0), 3);
   CHECK_EQ(HelpersFor(300000, 0), 3);
   // The s'(x) pass over a broadcast x (150000 elements) and the main pass.
-  CHECK_EQ(HelpersFor(300000, 0, true), 6);
+  CHECK_EQ(HelpersFor(300000, 0, 2), 6);
+  // A broadcast x of 30000 elements: its s'(x) pass stays on the caller.
+  CHECK_EQ(HelpersFor(120000, 0, 4), 3);
 }
 
 TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
   CHECK_EQ(HelpersFor(1000, 100), 3);
   CHECK_EQ(HelpersFor(300, 100), 2);  // three chunks: two helpers
   CHECK_EQ(HelpersFor(100, 100), 0);  // one chunk: nothing to share
+}
+
+// Real threads, default policy: a tensor just past the threshold is shared and
+// gives the bits one thread gives.
+TEST(parallel, shared_results_match_one_thread) {
+  Rng rng(3);
+  for (DataType t : kDtypes) {
+    Operand go = Contiguous(t, {3, 40000}), x = Contiguous(t, {3, 40000});
+    FillRandom(go, rng, 1.0);
+    FillRandom(x, rng, 4.0);
+    Operand one = Contiguous(t, {3, 40000}), shared = one;
+    CHECK_EQ(Compute(go, x, one, {Isa::kAuto, 0, 1}), kSuccess);
+    CHECK_EQ(Compute(go, x, shared, {Isa::kAuto, 0, 3}), kSuccess);
+    CHECK_MSG(SameBits(one, shared), DtypeName(t) << ": 3 threads differ from 1");
+  }
+}
+
+// Two chunks of 2^20 elements: the helper (a new thread, started late) claims
+// the second while the caller works on the first, so the caller usually
+// finishes first and waits, past its short spin, for the helper's chunk.
+// Phase 2 must not return before that chunk is written: the result is
+// checked before the helper thread is joined.
+TEST(parallel, the_caller_waits_for_a_helper_still_working) {
+  Rng rng(4);
+  const int64_t chunk = int64_t{1} << 20;
+  Operand go = Contiguous(DataType::kFloat32, {2 * chunk}), x = go, gi = go;
+  FillRandom(go, rng, 1.0);
+  FillRandom(x, rng, 4.0);
+  for (int round = 0; round < 3; ++round) {
+    FillSentinel(gi);
+    const TensorDesc dg = go.Desc(), dx = x.Desc(), dgi = gi.Desc();
+    uint64_t ws = 0;
+    SiluGradExecutor* e = nullptr;
+    CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
+    CHECK_EQ(SiluGradSetChunkElements(e, chunk), kSuccess);
+    ThreadParallel parallel(2);
+    CHECK_EQ(SiluGradRun(nullptr, ws, e, parallel.get()), kSuccess);
+    // Backwards: the helper writes its chunk front to back, so an early
+    // return shows first at the end (a forward scan could be overtaken).
+    int64_t unwritten = 0;
+    for (int64_t i = 2 * chunk - 1; i >= 0; --i) unwritten += gi.Bits(i) == Sentinel(DataType::kFloat32);
+    CHECK_MSG(unwritten == 0, "round " << round << ": " << unwritten << " elements unwritten when phase 2 returned");
+    parallel.Join();
+    CheckAgainstReference(go, x, gi, "two 2^20-element chunks, round " + std::to_string(round));
+  }
 }
 
 }  // namespace
