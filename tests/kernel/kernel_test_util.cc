@@ -271,8 +271,9 @@ Status Compute(Operand& grad_output, Operand& self, Operand& grad_input, const R
     return s;
   }
   std::vector<unsigned char> workspace(bytes);
-  ThreadParallel parallel(options.threads);
-  return SiluGradRun(bytes > 0 ? workspace.data() : nullptr, bytes, executor, parallel.get());
+  ThreadParallel threads(options.parallel ? 1 : options.threads);
+  return SiluGradRun(bytes > 0 ? workspace.data() : nullptr, bytes, executor,
+                     options.parallel ? options.parallel : threads.get());
 }
 
 double CheckAgainstReference(const Operand& grad_output, const Operand& self, const Operand& grad_input,

@@ -82,8 +82,9 @@ double MaxUlp(DataType t);  // 4 for float32, 1 for float16/bfloat16
 
 struct RunOptions {
   Isa isa = Isa::kAuto;
-  int64_t chunk_elements = 0;  // 0: the kernel's default
-  int64_t threads = 1;         // counting the caller
+  int64_t chunk_elements = 0;           // 0: the kernel's default
+  int64_t threads = 1;                  // counting the caller
+  const Parallel* parallel = nullptr;   // used instead of `threads` std::threads when set
 };
 
 // Both phases with a workspace of exactly the planned size.

@@ -35,15 +35,8 @@ int64_t HelpersFor(int64_t numel, int64_t chunk_elements, int64_t rows = 1) {
   Operand gi = Contiguous(DataType::kFloat32, out);
   FillRandom(go, rng, 1.0);
   FillRandom(x, rng, 4.0);
-  FillSentinel(gi);
-  const TensorDesc dg = go.Desc(), dx = x.Desc(), dgi = gi.Desc();
-  uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
-  if (chunk_elements > 0) CHECK_EQ(SiluGradSetChunkElements(e, chunk_elements), kSuccess);
-  std::vector<unsigned char> workspace(ws);
   CountingParallel counting;
-  CHECK_EQ(SiluGradRun(ws ? workspace.data() : nullptr, ws, e, &counting.parallel), kSuccess);
+  CHECK_EQ(Compute(go, x, gi, {Isa::kAuto, chunk_elements, 1, &counting.parallel}), kSuccess);
   CheckAgainstReference(go, x, gi, std::to_string(numel) + " elements, chunk " + std::to_string(chunk_elements));
   return counting.scheduled;
 }
@@ -98,13 +91,8 @@ TEST(parallel, the_caller_waits_for_a_helper_still_working) {
   FillRandom(x, rng, 4.0);
   for (int round = 0; round < 3; ++round) {
     FillSentinel(gi);
-    const TensorDesc dg = go.Desc(), dx = x.Desc(), dgi = gi.Desc();
-    uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
-    CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
-    CHECK_EQ(SiluGradSetChunkElements(e, chunk), kSuccess);
     ThreadParallel parallel(2);
-    CHECK_EQ(SiluGradRun(nullptr, ws, e, parallel.get()), kSuccess);
+    CHECK_EQ(Compute(go, x, gi, {Isa::kAuto, chunk, 1, parallel.get()}), kSuccess);
     // Backwards: the helper writes its chunk front to back, so an early
     // return shows first at the end (a forward scan could be overtaken).
     int64_t unwritten = 0;
