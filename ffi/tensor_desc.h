@@ -1,8 +1,9 @@
 // Turning XLA buffers into kernel descriptors, and kernel statuses into
-// ffi::Error. Shared by the platform handlers.
+// ffi::Error: the one mapping of each, shared by the platform handlers.
 #ifndef JAX_ASCEND_SILU_FFI_TENSOR_DESC_H_
 #define JAX_ASCEND_SILU_FFI_TENSOR_DESC_H_
 
+#include <iterator>
 #include <string>
 
 #include "silu_grad.h"
@@ -12,24 +13,28 @@ namespace jas::ffi {
 
 namespace xffi = ::xla::ffi;
 
+// XLA's type for each entry of the kernel's table (kernel/common/dtype.h).
+inline constexpr struct {
+  xffi::DataType xla;
+  DataType kernel;
+} kXlaTypes[] = {
+    {xffi::DataType::F32, DataType::kFloat32},
+    {xffi::DataType::F16, DataType::kFloat16},
+    {xffi::DataType::BF16, DataType::kBFloat16},
+};
+static_assert(std::size(kXlaTypes) == std::size(kDtypes), "every kernel dtype needs its XLA type");
+
 // Unsupported XLA types map to a value the kernel rejects with 161002.
 inline DataType KernelType(xffi::DataType t) {
-  switch (t) {
-    case xffi::DataType::F32: return DataType::kFloat32;
-    case xffi::DataType::F16: return DataType::kFloat16;
-    case xffi::DataType::BF16: return DataType::kBFloat16;
-    default: return static_cast<DataType>(-1);
+  for (const auto& entry : kXlaTypes) {
+    if (entry.xla == t) return entry.kernel;
   }
+  return static_cast<DataType>(-1);
 }
 
 inline const char* XlaTypeName(xffi::DataType t) {
-  switch (t) {
-    case xffi::DataType::F32: return "float32";
-    case xffi::DataType::F16: return "float16";
-    case xffi::DataType::BF16: return "bfloat16";
-    case xffi::DataType::F64: return "float64";
-    default: return "an unsupported type";
-  }
+  if (t == xffi::DataType::F64) return "float64";  // the unsupported type users most often pass
+  return DtypeName(KernelType(t));
 }
 
 // A dense row-major XLA buffer as a kernel descriptor (strides implied).
@@ -60,12 +65,16 @@ inline std::string OperandsString(const xffi::AnyBuffer& grad_output, const xffi
          ShapeString(grad_input);
 }
 
+// The ffi::Error for a failed aclnn-style status (this package's kernels' or
+// CANN's): the caller's mistakes are InvalidArgument, the rest Internal.
+inline xffi::Error StatusToError(Status status, const std::string& message) {
+  return IsCallerError(status) ? xffi::Error::InvalidArgument(message) : xffi::Error::Internal(message);
+}
+
 // "SiluGrad <phase> failed with ACLNN_ERR_PARAM_INVALID (161002): <context>"
 inline xffi::Error StatusError(Status status, const char* phase, const std::string& context) {
-  const std::string msg = std::string("jax_ascend_silu: SiluGrad ") + phase + " failed with " +
-                          StatusName(status) + " (" + std::to_string(status) + "): " + context;
-  const bool caller_error = status == kErrParamNullptr || status == kErrParamInvalid;
-  return caller_error ? xffi::Error::InvalidArgument(msg) : xffi::Error::Internal(msg);
+  return StatusToError(status, std::string("jax_ascend_silu: SiluGrad ") + phase + " failed with " +
+                                   StatusName(status) + " (" + std::to_string(status) + "): " + context);
 }
 
 }  // namespace jas::ffi

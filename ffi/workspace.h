@@ -1,11 +1,21 @@
-// Device workspace from XLA's scratch allocator, for the accelerator handlers.
-// Memory is taken only when phase 1 asks for bytes, never handed on as null
-// for a non-zero size, and released by XLA when the handler returns (after the
-// work it enqueued on the stream, which XLA orders after this call).
+// The workspace phase 1 asks for, taken by the handler at run time from its
+// platform's allocator, the same way on every platform: the handler runs
+// phase 1 once per call, and nothing about the workspace is decided at trace
+// time (where the Ascend size, known only to CANN at run time, could not be).
+//  - accelerators: XLA's scratch allocator, released by XLA when the handler
+//    returns (after the work it enqueued on the stream, which XLA orders after
+//    this call);
+//  - CPU: XLA's CPU FFI scratch allocator gives nothing, so the handler
+//    allocates host memory for the duration of the (synchronous) call. Only a
+//    broadcast x has a workspace on CPU (its s'(x), computed once).
+// Memory is taken only when phase 1 asks for bytes and never handed on as
+// null for a non-zero size.
 #ifndef JAX_ASCEND_SILU_FFI_WORKSPACE_H_
 #define JAX_ASCEND_SILU_FFI_WORKSPACE_H_
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "xla/ffi/api/ffi.h"
@@ -23,10 +33,9 @@ inline void* ScratchAllocate(xffi::ScratchAllocator& scratch, uint64_t bytes) {
   return p.has_value() ? *p : nullptr;
 }
 
-inline xffi::Error WorkspaceError(uint64_t bytes) {
+inline xffi::Error WorkspaceError(uint64_t bytes, const char* from = "device workspace from XLA's scratch allocator") {
   return xffi::Error(xffi::ErrorCode::kResourceExhausted,
-                     "jax_ascend_silu: could not allocate " + std::to_string(bytes) +
-                         " bytes of device workspace from XLA's scratch allocator");
+                     "jax_ascend_silu: could not allocate " + std::to_string(bytes) + " bytes of " + from);
 }
 
 // *out = a workspace of `bytes`, or null when `bytes` is 0.
@@ -35,6 +44,19 @@ inline xffi::Error AllocateWorkspace(xffi::ScratchAllocator& scratch, uint64_t b
   if (bytes == 0) return xffi::Error::Success();
   *out = ScratchAllocate(scratch, bytes);
   return *out != nullptr ? xffi::Error::Success() : WorkspaceError(bytes);
+}
+
+struct AlignedFree {
+  void operator()(void* p) const { ::operator delete(p, std::align_val_t{kWorkspaceAlignment}); }
+};
+using HostWorkspace = std::unique_ptr<void, AlignedFree>;
+
+// CPU: *out owns `bytes` of host memory, or nothing when `bytes` is 0.
+inline xffi::Error AllocateHostWorkspace(uint64_t bytes, HostWorkspace* out) {
+  out->reset();
+  if (bytes == 0) return xffi::Error::Success();
+  out->reset(::operator new(static_cast<size_t>(bytes), std::align_val_t{kWorkspaceAlignment}, std::nothrow));
+  return *out != nullptr ? xffi::Error::Success() : WorkspaceError(bytes, "host workspace");
 }
 
 }  // namespace jas::ffi

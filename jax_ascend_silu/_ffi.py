@@ -1,13 +1,15 @@
-"""Loads the native extensions and registers their XLA FFI targets, once, at import.
+"""The backends: one table, read by the loader below, the lowering rules
+(``op.py``), :func:`backends`, ``python -m jax_ascend_silu info`` and the tests.
 
 The CPU extension is always built. The CUDA and Ascend extensions are optional
 (CMake options ``JAX_ASCEND_SILU_CUDA`` and ``JAX_ASCEND_SILU_ASCEND``): each
 registers its handler for its platform when it imports, and is otherwise
-absent without error. :func:`backends` reports what happened.
+absent without error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 
@@ -18,11 +20,24 @@ from . import _silu_grad_cpu as ext
 #: The custom-call target every backend registers under its own platform name.
 TARGET = "jax_ascend_silu_silu_grad"
 
-# (backend, extension module, XLA platform its handler is registered for)
-_BACKENDS = (
-    ("cpu", "_silu_grad_cpu", "cpu"),
-    ("cuda", "_silu_grad_cuda", "CUDA"),
-    ("ascend", "_silu_grad_ascend", "ASCEND"),
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    name: str  #: as backends() and the CLI report it
+    module: str  #: its extension module in this package
+    xla_platform: str  #: the platform its FFI handler is registered for
+    #: JAX's platform name for its lowering rule; None is the default rule, which
+    #: serves an Ascend PJRT plugin whatever name it gives its platform.
+    lowering_platform: str | None
+    #: Whether its handler may write the result over grad_output. CANN does not
+    #: document whether aclnnSiluBackward may, so the Ascend rule never asks.
+    in_place: bool
+
+
+BACKENDS = (
+    Backend("cpu", "_silu_grad_cpu", "cpu", "cpu", in_place=True),
+    Backend("cuda", "_silu_grad_cuda", "CUDA", "cuda", in_place=True),
+    Backend("ascend", "_silu_grad_ascend", "ASCEND", None, in_place=False),
 )
 
 
@@ -34,8 +49,8 @@ def _jax_cuda_plugin_present() -> bool:
         return False
 
 
-def _load(backend: str, module: str, platform: str) -> dict:
-    name = f"{__package__}.{module}"
+def _load(backend: Backend) -> dict:
+    name = f"{__package__}.{backend.module}"
     if importlib.util.find_spec(name) is None:
         return {"compiled": False, "platforms": [], "detail": "not built"}
     try:
@@ -43,28 +58,23 @@ def _load(backend: str, module: str, platform: str) -> dict:
     except ImportError as err:  # e.g. the CANN runtime libraries are not on the library path
         return {"compiled": True, "platforms": [], "detail": f"built, but failed to load: {err}"}
     detail = mod.build_info() if hasattr(mod, "build_info") else f"kernel ISA {ext.isa()}"
-    if backend == "cuda" and not _jax_cuda_plugin_present():
+    if backend.name == "cuda" and not _jax_cuda_plugin_present():
         detail += "; not registered: jax's CUDA plugin is not installed"
         return {"compiled": True, "platforms": [], "detail": detail}
     for target, capsule in mod.registrations().items():
-        jax.ffi.register_ffi_target(target, capsule, platform=platform)
-    return {"compiled": True, "platforms": [platform], "detail": detail}
+        jax.ffi.register_ffi_target(target, capsule, platform=backend.xla_platform)
+    return {"compiled": True, "platforms": [backend.xla_platform], "detail": detail}
 
 
-_STATUS = {backend: _load(backend, module, platform) for backend, module, platform in _BACKENDS}
+_STATUS = {backend.name: _load(backend) for backend in BACKENDS}
 
 
 def backends() -> dict[str, dict]:
     """Which backends this installation has.
 
     Returns ``{backend: {"compiled": bool, "platforms": [XLA platform names its
-    handler is registered for], "detail": str}}`` for ``"cpu"``, ``"cuda"`` and
-    ``"ascend"``. A compiled backend is registered when its module loads (and,
-    for CUDA, when jax's CUDA plugin is installed).
+    handler is registered for], "detail": str}}`` for each backend of
+    ``BACKENDS`` (cpu, cuda, ascend). A compiled backend is registered when its
+    module loads (and, for CUDA, when jax's CUDA plugin is installed).
     """
     return {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
-
-
-def workspace_size(grad_output_shape, self_shape, out_shape, dtype) -> int:
-    """Workspace bytes phase 1 plans for one call (0 for most calls)."""
-    return int(ext.workspace_size(list(grad_output_shape), list(self_shape), list(out_shape), dtype.name))

@@ -4,7 +4,6 @@
 
 from typing import Any
 
-PLATFORM: str
 
 def registrations() -> dict[str, Any]:
     """FFI targets for platform 'CUDA': {name: PyCapsule}."""

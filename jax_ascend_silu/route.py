@@ -30,7 +30,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, JaxprEqn, Literal, Var
 
 from .activation import silu
-from .validation import MAX_RANK, SUPPORTED_DTYPES
+from .operands import MAX_RANK, SUPPORTED_DTYPES
 
 F = TypeVar("F", bound=Callable[..., Any])
 

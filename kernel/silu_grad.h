@@ -10,21 +10,10 @@
 
 #include <cstdint>
 
+#include "common/dtype.h"
+#include "common/status.h"
+
 namespace jas {
-
-using Status = int32_t;
-inline constexpr Status kSuccess = 0;
-inline constexpr Status kErrParamNullptr = 161001;   // ACLNN_ERR_PARAM_NULLPTR
-inline constexpr Status kErrParamInvalid = 161002;   // ACLNN_ERR_PARAM_INVALID
-inline constexpr Status kErrRuntime = 361001;        // ACLNN_ERR_RUNTIME_ERROR (a device runtime call failed)
-inline constexpr Status kErrInnerCreateExecutor = 561101;
-inline constexpr Status kErrInnerNullptr = 561103;
-
-// Human-readable name of a status code ("ACLNN_ERR_PARAM_INVALID", ...).
-const char* StatusName(Status status);
-
-// Element types, numbered as aclDataType.
-enum class DataType : int32_t { kFloat32 = 0, kFloat16 = 1, kBFloat16 = 27 };
 
 inline constexpr int64_t kMaxRank = 8;
 

@@ -1,26 +1,16 @@
 """Test set-up shared by every test module.
 
-The tests must exercise the installed package with its compiled extension, not
-the source folder at the repository root (which has no extension): that folder
-is taken off sys.path before anything imports jax_ascend_silu.
-
-It also provides the `report` fixture: measured figures (the accuracy table)
-printed in pytest's terminal summary.
+Eight CPU devices for the sharding tests, and the `report` fixture: measured
+figures (the accuracy table) printed in pytest's terminal summary.
 """
 
-import os
-import pathlib
-import sys
-
+import jax
 import pytest
-
-_ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:] = [p for p in sys.path if pathlib.Path(p or os.getcwd()).resolve() != _ROOT]
-
-import jax  # noqa: E402
 
 # Eight CPU devices for the sharding tests; must happen before the backend starts.
 jax.config.update("jax_num_cpu_devices", 8)
+
+from jax_ascend_silu._ffi import BACKENDS  # noqa: E402
 
 _REPORT = pytest.StashKey[list]()
 
@@ -47,9 +37,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.write_line(line)
 
 
-# Platforms the platform-parametrised tests run on: the CPU always, a CUDA GPU
-# when this machine has one (skipped otherwise).
-PLATFORMS = ("cpu", "cuda")
+# Platforms the platform-parametrised tests run on: each backend JAX names
+# (the CPU always, a CUDA GPU when this machine has one, skipped otherwise).
+PLATFORMS = tuple(b.lowering_platform for b in BACKENDS if b.lowering_platform)
 
 
 def device_of(platform: str):

@@ -7,6 +7,7 @@ JAX_ASCEND_SILU_EXPECT_BACKENDS=cpu,cuda,ascend, so a backend that silently
 failed to build fails here.
 """
 
+import functools
 import importlib.util
 import os
 
@@ -19,17 +20,16 @@ from conftest import device_of
 
 import jax_ascend_silu as jas
 from jax_ascend_silu import __main__ as cli
-
-BACKENDS = {"cpu": ("_silu_grad_cpu", "cpu"), "cuda": ("_silu_grad_cuda", "CUDA"), "ascend": ("_silu_grad_ascend", "ASCEND")}
+from jax_ascend_silu._ffi import BACKENDS
 
 
 def test_backends_reports_each_backend_as_built():
     status = jas.backends()
-    assert set(status) == set(BACKENDS)
-    for name, (module, _) in BACKENDS.items():
-        built = importlib.util.find_spec(f"jax_ascend_silu.{module}") is not None
-        assert status[name]["compiled"] is built, (name, status[name])
-        assert isinstance(status[name]["detail"], str) and status[name]["detail"]
+    assert list(status) == [b.name for b in BACKENDS]
+    for backend in BACKENDS:
+        built = importlib.util.find_spec(f"jax_ascend_silu.{backend.module}") is not None
+        assert status[backend.name]["compiled"] is built, (backend, status[backend.name])
+        assert isinstance(status[backend.name]["detail"], str) and status[backend.name]["detail"]
     assert status["cpu"]["platforms"] == ["cpu"]
     expected = os.environ.get("JAX_ASCEND_SILU_EXPECT_BACKENDS")
     if expected:  # CI: exactly these were built
@@ -38,13 +38,14 @@ def test_backends_reports_each_backend_as_built():
 
 def test_compiled_backends_register_for_their_platform():
     status = jas.backends()
+    platform = {b.name: b.xla_platform for b in BACKENDS}
     if status["ascend"]["compiled"]:
-        assert status["ascend"]["platforms"] == ["ASCEND"], status["ascend"]
+        assert status["ascend"]["platforms"] == [platform["ascend"]], status["ascend"]
         detail = status["ascend"]["detail"]
         assert detail.startswith("CANN toolkit at ") or "FAKE CANN" in detail
     if status["cuda"]["compiled"]:
         plugin = jas._ffi._jax_cuda_plugin_present()
-        assert status["cuda"]["platforms"] == (["CUDA"] if plugin else []), status["cuda"]
+        assert status["cuda"]["platforms"] == ([platform["cuda"]] if plugin else []), status["cuda"]
         assert "architectures" in status["cuda"]["detail"]
     for name in ("cuda", "ascend"):
         if not status[name]["compiled"]:
@@ -70,22 +71,9 @@ def test_info_prints_every_backend(capsys, monkeypatch):
             assert f"registered for {platform}" in line
 
 
-def _lowered(platform, g, x):
-    return jax.jit(jas.silu_grad).trace(g, x).lower(lowering_platforms=(platform,)).as_text()
-
-
-@pytest.mark.parametrize("platform", ["cuda", "tpu"], ids=["cuda", "other-accelerator"])
-def test_accelerator_lowering_has_one_result_and_no_workspace(platform):
-    # "cuda" has its own rule; any other accelerator (an Ascend PJRT plugin's
-    # platform) gets the default one. Both take the workspace from XLA's
-    # scratch allocator inside the handler, so the call has a single result.
-    g = jnp.ones((6, 10), jnp.bfloat16)
-    x = jnp.ones((10,), jnp.bfloat16)
-    text = _lowered(platform, g, x)
-    call = next(line for line in text.splitlines() if "stablehlo.custom_call @jax_ascend_silu_silu_grad" in line)
-    assert call.rstrip().endswith("-> tensor<6x10xbf16>"), call
-    assert "ui8" not in text
-    assert "ui8" in _lowered("cpu", g, x)  # the CPU form carries the workspace result
+def _lowered(platform, g, x, **kwargs):
+    fn = functools.partial(jas.silu_grad, **kwargs)
+    return jax.jit(fn).trace(g, x).lower(lowering_platforms=(platform,)).as_text()
 
 
 @pytest.mark.parametrize("platform, in_place", [("cuda", True), ("tpu", False)], ids=["cuda", "other-accelerator"])
@@ -94,7 +82,7 @@ def test_only_cuda_writes_over_grad_output(platform, in_place):
     # does not document whether aclnnSiluBackward may, so the default rule
     # (the Ascend plugin's) never aliases.
     g = jnp.ones((6, 10), jnp.float32)
-    call = next(line for line in _lowered(platform, g, g).splitlines() if "custom_call @jax_ascend_silu_silu_grad" in line)
+    call = next(line for line in _lowered(platform, g, g, overwrite_grad_output=True).splitlines() if "custom_call @jax_ascend_silu_silu_grad" in line)
     assert ("output_operand_aliases" in call) is in_place, call
 
 

@@ -1,6 +1,7 @@
 """silu and silu_grad inside lax.scan, fori_loop, cond and jax.checkpoint, and
 writing the result over a donated grad_output."""
 
+import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -96,11 +97,11 @@ def test_donated_grad_output_is_written_in_place():
     g_host = np.full((256, 512), 2.0, np.float32)
     x = jnp.linspace(-4, 4, 256 * 512, dtype=jnp.float32).reshape(256, 512)
     g = jnp.asarray(g_host)  # (a NumPy view of g would keep its buffer from being donated)
-    compiled = _compile(jas.silu_grad, g, x, donate=(0,))
+    compiled = _compile(functools.partial(jas.silu_grad, overwrite_grad_output=True), g, x, donate=(0,))
     hlo = compiled.as_text()
     assert "input_output_alias={ {}: (0, {}" in hlo  # the program's output is parameter 0's buffer
     line = _custom_call_line(hlo)
-    assert "output_to_operand_aliasing={{0}: (0, {})}" in line  # ... written by the custom call itself
+    assert "output_to_operand_aliasing={{}: (0, {})}" in line  # ... written by the custom call itself
     assert " copy(" not in hlo  # and no copy of grad_output is made first
     stats = compiled.memory_analysis()
     assert stats.alias_size_in_bytes == g.nbytes
@@ -119,6 +120,13 @@ def test_not_donated_grad_output_is_left_intact():
     reference.assert_silu_grad(out, np.asarray(g), np.asarray(x), np.float32)
 
 
+def test_direct_call_writes_a_fresh_result_without_copying_grad_output():
+    g, x = jnp.ones((256, 512), jnp.float32), jnp.ones((256, 512), jnp.float32)
+    hlo = _compile(jas.silu_grad, g, x).as_text()
+    assert "output_to_operand_aliasing" not in _custom_call_line(hlo)
+    assert " copy(" not in hlo  # writing over the live g would make XLA copy it first
+
+
 def test_broadcast_grad_output_is_not_aliased():
     g, x = jnp.ones((64,), jnp.float32), jnp.ones((8, 64), jnp.float32)
     assert "output_to_operand_aliasing" not in _custom_call_line(_compile(jas.silu_grad, g, x).as_text())
@@ -127,5 +135,5 @@ def test_broadcast_grad_output_is_not_aliased():
 def test_backward_pass_reuses_the_incoming_gradient_buffer():
     x = jnp.ones((256, 512), jnp.float32)
     compiled = _compile(jax.grad(lambda v: jnp.sum(jas.silu(v) ** 2)), x)
-    assert "output_to_operand_aliasing={{0}: (0, {})}" in _custom_call_line(compiled.as_text())
+    assert "output_to_operand_aliasing={{}: (0, {})}" in _custom_call_line(compiled.as_text())
     assert compiled.memory_analysis().temp_size_in_bytes < x.nbytes

@@ -98,6 +98,22 @@ def test_jvp_of_silu_grad(name, shapes):
     reference.assert_silu_grad(along_g, np.broadcast_to(dg, along_g.shape), x, np.float32)
 
 
+@pytest.mark.parametrize("shapes", [((48, 44), (48, 44)), ((48, 44), (44,))], ids=["same", "x-broadcast"])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_silu_grad_and_the_primitive_agree_bit_for_bit(shapes, jit):
+    # One JVP rule for both: same values (the custom call) and same tangents.
+    rng = np.random.default_rng(7)
+    g, dg = (rng.standard_normal(shapes[0]).astype(np.float32) * 4 for _ in range(2))
+    x, dx = (rng.standard_normal(shapes[1]).astype(np.float32) * 4 for _ in range(2))
+    results = []
+    for fn in FUNCTIONS.values():
+        jvp = (lambda f: lambda *a: jax.jvp(f, a[:2], a[2:]))(fn)
+        results.append([np.asarray(r) for r in (jax.jit(jvp) if jit else jvp)(g, x, dg, dx)])
+    (out_a, tan_a), (out_b, tan_b) = results
+    np.testing.assert_array_equal(out_a.view(np.uint32), out_b.view(np.uint32))
+    np.testing.assert_array_equal(tan_a.view(np.uint32), tan_b.view(np.uint32))
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_transpose_in_grad_output_sums_broadcast_dims(name):
     rng = np.random.default_rng(2)

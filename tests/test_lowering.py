@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import jax_ascend_silu as jas
-from jax_ascend_silu import _silu_grad_cpu
 
 BROADCASTS = [
     ((1, 4096), (2048, 1)),  # both
@@ -65,16 +64,15 @@ def test_no_broadcast_under_vmap(in_axes, g_shape, x_shape):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("case", BROADCASTS[:3], ids=_ids)
-def test_peak_memory_is_the_output_plus_the_workspace(case, dtype):
+def test_peak_memory_is_the_output_alone(case, dtype):
+    # XLA holds the output and small bookkeeping; an expanded input would add
+    # out_bytes (>= 8 MiB here). The kernel's own workspace (s'(x) of a
+    # broadcast x) is host memory its handler takes for the call, not XLA's.
     g_shape, x_shape = case
     out_shape = np.broadcast_shapes(g_shape, x_shape)
     out_bytes = int(np.prod(out_shape)) * np.dtype(dtype).itemsize
-    workspace = _silu_grad_cpu.workspace_size(list(g_shape), list(x_shape), list(out_shape), np.dtype(dtype).name)
     g, x = jax.ShapeDtypeStruct(g_shape, dtype), jax.ShapeDtypeStruct(x_shape, dtype)
     stats = jax.jit(jas.silu_grad).lower(g, x).compile().memory_analysis()
     assert stats is not None
     assert stats.output_size_in_bytes == out_bytes
-    # Temporaries: the workspace and XLA's small tuple bookkeeping; an expanded
-    # input would add out_bytes (>= 8 MiB here).
-    assert workspace <= stats.temp_size_in_bytes <= workspace + 1024, (stats.temp_size_in_bytes, workspace)
-    assert stats.temp_size_in_bytes < out_bytes // 100
+    assert stats.temp_size_in_bytes <= 1024, stats.temp_size_in_bytes

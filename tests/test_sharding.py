@@ -48,8 +48,8 @@ def local_custom_calls(fn, *args):
     assert not found, f"collectives in the compiled program: {found}"
     lines = [line for line in hlo.splitlines() if f'custom_call_target="{TARGET}"' in line]
     assert lines, "no SiluGrad custom call in the compiled program"
-    # e.g. "%ffi_call.3 = (f32[8,8]{1,0}, u8[0]{0}) custom-call(%copy.2, %param.1), ..."
-    return [tuple(int(d) for d in re.search(r"= \(\w+\[([\d,]*)\]", line).group(1).split(",") if d)
+    # e.g. "%ffi_call.3 = f32[8,8]{1,0} custom-call(%param.2, %param.1), ..."
+    return [tuple(int(d) for d in re.search(r"= \(?\w+\[([\d,]*)\]", line).group(1).split(",") if d)
             for line in lines]
 
 
@@ -89,16 +89,14 @@ def test_silu_grad_runs_per_shard(mesh, case):
     reference.assert_silu_grad(out, g, x, np.float32)
 
 
-def test_workspace_is_sized_per_shard(mesh):
-    from jax_ascend_silu import _ffi
-
+def test_phase_one_sees_one_shard(mesh):
+    # The handler plans (and sizes any workspace) from the buffers it gets:
+    # one device's shard, with its single result, never the global shapes.
     _, _, g_sharded, x_sharded, _ = _case(mesh, "x-broadcast")  # x broadcast: phase 1 wants a workspace
     hlo = jax.jit(jas.silu_grad).lower(g_sharded, x_sharded).compile().as_text()
     (line,) = [line for line in hlo.splitlines() if f'custom_call_target="{TARGET}"' in line]
-    workspace = int(re.search(r"= \(f32\[8,8\]\{1,0\}, u8\[(\d+)\]", line).group(1))
-    f32 = np.dtype(np.float32)
-    assert workspace == _ffi.workspace_size((8, 8), (8,), (8, 8), f32)  # one device's shard
-    assert 0 < workspace < _ffi.workspace_size((16, 32), (32,), (16, 32), f32)  # not the global size
+    assert re.search(r"= f32\[8,8\]\{1,0\} custom-call\(", line), line
+    assert "operand_layout_constraints={f32[8,8]{1,0}, f32[8]{0}}" in line, line
 
 
 @pytest.mark.parametrize("dtype", reference.DTYPES, ids=lambda d: d.name)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jax_ascend_silu as jas
+from jax_ascend_silu import _ffi
 import reference
 
 # Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
@@ -113,27 +114,34 @@ def test_lowered_gradient_contains_the_custom_call():
     assert "jax_ascend_silu_silu_grad" in compiled
 
 
-def test_workspace_is_an_xla_result_sized_by_phase_one(platform):
-    if platform != "cpu":
-        pytest.skip("the XLA-owned workspace is the CPU calling convention")
-    # x broadcast: phase 1 asks for a double s'(x) per element of x.
+@pytest.mark.parametrize("backend", _ffi.BACKENDS, ids=lambda b: b.name)
+def test_every_platform_lowers_to_one_call_with_one_result(backend):
+    # The workspace is taken by the handler at run time on every platform, so
+    # the call has the result alone, with or without broadcasting (x broadcast:
+    # the CPU kernel's phase 1 asks for a workspace).
+    platform = backend.lowering_platform or "tpu"  # any platform without its own rule gets the default one
     g = jnp.ones((6, 10), jnp.bfloat16)
-    x = jnp.ones((10,), jnp.bfloat16)
-    text = jax.jit(jas.silu_grad).lower(g, x).as_text()
-    assert "tensor<80xui8>" in text
-    text = jax.jit(jas.silu_grad).lower(g, g).as_text()
-    assert "tensor<0xui8>" in text
+    for x in (jnp.ones((10,), jnp.bfloat16), g):
+        text = jax.jit(jas.silu_grad).trace(g, x).lower(lowering_platforms=(platform,)).as_text()
+        (call,) = [line for line in text.splitlines() if f"stablehlo.custom_call @{_ffi.TARGET}" in line]
+        assert call.rstrip().endswith("-> tensor<6x10xbf16>"), call
+        assert "ui8" not in text
 
 
-def test_tests_run_the_installed_extension():
+def test_the_source_root_imports_the_built_package(tmp_path):
+    # From the repository root, `python -m jax_ascend_silu` finds the package
+    # folder first (cwd leads sys.path); the compiled module must load with it.
     import pathlib
+    import subprocess
+    import sys
 
-    from jax_ascend_silu import _silu_grad_cpu
-
-    package_dir = pathlib.Path(jas.__file__).resolve().parent
-    repo_root = pathlib.Path(__file__).resolve().parents[1]
-    assert package_dir != repo_root / "jax_ascend_silu"
-    assert pathlib.Path(_silu_grad_cpu.__file__).parent == package_dir
+    root = pathlib.Path(__file__).resolve().parents[1]
+    code = "import jax_ascend_silu as j, pathlib; print(pathlib.Path(j.__file__).parent); print(j.backends()['cpu'])"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    package_dir, cpu = done.stdout.splitlines()[-2:]
+    assert pathlib.Path(package_dir) == root / "jax_ascend_silu"
+    assert "'compiled': True" in cpu and "'platforms': ['cpu']" in cpu
 
 
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)

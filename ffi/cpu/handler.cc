@@ -1,5 +1,5 @@
-// The CPU handler: decode XLA's buffers, run the kernel's two phases with the
-// XLA-owned workspace buffer, parallelise over XLA's intra-op thread pool.
+// The CPU handler: decode XLA's buffers, run the kernel's two phases with a
+// host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +9,7 @@
 #include "handlers.h"
 #include "silu_grad.h"
 #include "tensor_desc.h"
+#include "workspace.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace jas::ffi {
@@ -32,8 +33,7 @@ int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
 }
 
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
-                            xffi::Result<xffi::AnyBuffer> grad_input,
-                            xffi::Result<xffi::AnyBuffer> workspace) {
+                            xffi::Result<xffi::AnyBuffer> grad_input) {
   const TensorDesc go = Describe(grad_output);
   const TensorDesc x = Describe(self);
   const TensorDesc gi = Describe(*grad_input);
@@ -42,18 +42,14 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
   if (Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &workspace_bytes, &executor); s != kSuccess) {
     return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, *grad_input));
   }
-  // The workspace is an extra XLA result sized at trace time by the same phase 1.
-  const uint64_t have = workspace->size_bytes();
-  if (have < workspace_bytes) {
+  HostWorkspace workspace;
+  if (xffi::Error err = AllocateHostWorkspace(workspace_bytes, &workspace); err.failure()) {
     SiluGradDestroyExecutor(executor);
-    return xffi::Error::InvalidArgument(
-        "jax_ascend_silu: workspace buffer holds " + std::to_string(have) + " bytes, phase 1 needs " +
-        std::to_string(workspace_bytes));
+    return err;
   }
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
   Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
-  void* ws = workspace_bytes > 0 ? workspace->untyped_data() : nullptr;
-  if (Status s = SiluGradRun(ws, have, executor, &parallel); s != kSuccess) {
+  if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
     return StatusError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
   return xffi::Error::Success();
@@ -68,5 +64,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
         .Ctx<::xla::ffi::ThreadPool>()      // XLA's intra-op pool: phase 2's helpers
         .Arg<::xla::ffi::AnyBuffer>()       // grad_output: F32/F16/BF16, broadcastable
         .Arg<::xla::ffi::AnyBuffer>()       // self (x, the forward input), broadcastable
-        .Ret<::xla::ffi::AnyBuffer>()       // grad_input: the broadcast shape
-        .Ret<::xla::ffi::AnyBuffer>());     // workspace: u8[phase-1 size], owned by XLA
+        .Ret<::xla::ffi::AnyBuffer>());     // grad_input: the broadcast shape

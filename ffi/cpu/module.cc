@@ -16,10 +16,10 @@ namespace nb = nanobind;
 namespace {
 
 jas::DataType ParseDtype(const std::string& name) {
-  if (name == "float32") return jas::DataType::kFloat32;
-  if (name == "float16") return jas::DataType::kFloat16;
-  if (name == "bfloat16") return jas::DataType::kBFloat16;
-  throw nb::type_error(("unsupported dtype " + name + "; expected float32, float16 or bfloat16").c_str());
+  if (const jas::DtypeInfo* d = jas::FindDtype(std::string_view(name))) return d->type;
+  std::string names;
+  for (const jas::DtypeInfo& d : jas::kDtypes) names += std::string(names.empty() ? "" : ", ") + d.name;
+  throw nb::type_error(("unsupported dtype " + name + "; expected one of " + names).c_str());
 }
 
 // Phase 1 on shapes alone (no data): the workspace bytes a call will need.

@@ -32,13 +32,14 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
     SiluGradCudaDestroyExecutor(executor);
     return err;
   }
-  cudaError_t cuda_error = cudaSuccess;
-  const Status s = SiluGradCudaRun(workspace, workspace_bytes, executor, stream, &cuda_error);
+  CudaFailure failure;
+  const Status s = SiluGradCudaRun(workspace, workspace_bytes, executor, stream, &failure);
   if (s == kErrRuntime) {
-    return xffi::Error::Internal(std::string("jax_ascend_silu: SiluGrad CUDA kernel launch failed with ") +
-                                 cudaGetErrorName(cuda_error) + " (" + std::to_string(cuda_error) +
-                                 "): " + cudaGetErrorString(cuda_error) + "; " +
-                                 OperandsString(grad_output, self, *grad_input));
+    const std::string what = failure.before_launch ? "found an earlier CUDA error pending before its launch: "
+                                                   : "CUDA kernel launch failed with ";
+    return xffi::Error::Internal("jax_ascend_silu: SiluGrad " + what + cudaGetErrorName(failure.error) + " (" +
+                                 std::to_string(failure.error) + "): " + cudaGetErrorString(failure.error) +
+                                 "; " + OperandsString(grad_output, self, *grad_input));
   }
   if (s != kSuccess) return StatusError(s, "phase 2 (Run)", OperandsString(grad_output, self, *grad_input));
   return xffi::Error::Success();

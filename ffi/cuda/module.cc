@@ -18,8 +18,6 @@ NB_MODULE(_silu_grad_cuda, m) {
     return d;
   }, "FFI targets for platform 'CUDA': {name: PyCapsule}.");
 
-  m.attr("PLATFORM") = "CUDA";
-
   m.def("build_info", [] {
     return "CUDA runtime " + std::to_string(CUDART_VERSION / 1000) + "." +
            std::to_string(CUDART_VERSION % 1000 / 10) + " (static), architectures " +

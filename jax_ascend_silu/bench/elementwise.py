@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..partitioning import silu_grad
-from ..primitive import silu_grad_p
+from ..op import silu_grad
+from ..op import silu_grad_p
 from .timing import Contender, Stats, measure
 
 #: Columns of the sweep, in table order: (name, heading).

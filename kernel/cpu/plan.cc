@@ -4,26 +4,13 @@
 #include <new>
 #include <utility>
 
+#include "common/broadcast.h"
 #include "cpu/executor.h"
 #include "silu_grad.h"
 
 namespace jas {
 
-const char* StatusName(Status status) {
-  switch (status) {
-    case kSuccess: return "ACLNN_SUCCESS";
-    case kErrParamNullptr: return "ACLNN_ERR_PARAM_NULLPTR";
-    case kErrParamInvalid: return "ACLNN_ERR_PARAM_INVALID";
-    case kErrRuntime: return "ACLNN_ERR_RUNTIME_ERROR";
-    case kErrInnerCreateExecutor: return "ACLNN_ERR_INNER_CREATE_EXECUTOR";
-    case kErrInnerNullptr: return "ACLNN_ERR_INNER_NULLPTR";
-  }
-  return "ACLNN_ERR_UNKNOWN";
-}
-
 namespace {
-
-int64_t ElemBytes(DataType t) { return t == DataType::kFloat32 ? 4 : 2; }
 
 bool TypeIndexOf(DataType t, TypeIndex* out) {
   switch (t) {
@@ -103,16 +90,6 @@ bool NonOverlapping(const View& v) {
   return true;
 }
 
-// Input dimension j of an output of rank r, right-aligned; 1 when absent.
-int64_t AlignedDim(const View& in, int64_t r, int64_t j) {
-  const int64_t k = j - (r - in.rank);
-  return k < 0 ? 1 : in.dims[k];
-}
-int64_t AlignedStride(const View& in, int64_t r, int64_t j) {
-  const int64_t k = j - (r - in.rank);
-  return (k < 0 || in.dims[k] == 1) ? 0 : in.strides[k];
-}
-
 // Drops size-1 dims and merges neighbours that are contiguous for all three
 // operands, so the innermost loop is as long as possible.
 void Coalesce(Loop* loop) {
@@ -169,11 +146,10 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   }
   // gradInput's shape must be exactly the broadcast of the two inputs' shapes.
   const int64_t r = out.rank;
-  if (r != std::max(go.rank, x.rank)) return kErrParamInvalid;
-  for (int64_t j = 0; j < r; ++j) {
-    const int64_t g = AlignedDim(go, r, j), s = AlignedDim(x, r, j);
-    if (g != s && g != 1 && s != 1) return kErrParamInvalid;
-    if (out.dims[j] != (g == 1 ? s : g)) return kErrParamInvalid;
+  int64_t want_rank = 0, want[kMaxRank];
+  if (!BroadcastShape(go.rank, go.dims, x.rank, x.dims, &want_rank, want) || want_rank != r ||
+      !std::equal(want, want + r, out.dims)) {
+    return kErrParamInvalid;
   }
   // An empty output is never written, whatever its strides.
   if (out.numel > 0 && !NonOverlapping(out)) return kErrParamInvalid;
@@ -195,7 +171,7 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     return kSuccess;
   }
 
-  const int64_t elem = ElemBytes(e->dtype);
+  const int64_t elem = ElementBytes(e->dtype);
   // (Not when its size in bytes would not fit the workspace size.)
   uint64_t precompute_bytes = 0;
   e->precompute = x.numel > 0 && x.numel <= out.numel / 2 &&
@@ -204,9 +180,9 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   m.rank = r;
   for (int64_t j = 0; j < r; ++j) {
     m.dims[j] = out.dims[j];
-    m.strides[0][j] = AlignedStride(go, r, j);
     m.strides[2][j] = out.strides[j];
   }
+  BroadcastStrides(go.rank, go.dims, go.strides, r, out.dims, m.strides[0]);
   m.elem_bytes[0] = elem;
   m.elem_bytes[2] = elem;
   if (e->precompute) {
@@ -223,15 +199,12 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
     p.elem_bytes[0] = elem;
     p.elem_bytes[1] = elem;
     p.elem_bytes[2] = 8;
-    for (int64_t j = 0; j < r; ++j) {
-      const int64_t k = j - (r - x.rank);
-      m.strides[1][j] = (k < 0 || x.dims[k] == 1) ? 0 : p.strides[2][k];
-    }
+    BroadcastStrides(x.rank, x.dims, p.strides[2], r, out.dims, m.strides[1]);
     m.elem_bytes[1] = 8;
     Coalesce(&p);
     e->workspace_bytes = precompute_bytes;
   } else {
-    for (int64_t j = 0; j < r; ++j) m.strides[1][j] = AlignedStride(x, r, j);
+    BroadcastStrides(x.rank, x.dims, x.strides, r, out.dims, m.strides[1]);
     m.elem_bytes[1] = elem;
   }
   Coalesce(&m);

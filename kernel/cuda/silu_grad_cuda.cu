@@ -129,7 +129,7 @@ void Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
 }  // namespace
 
 Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExecutor* executor,
-                       cudaStream_t stream, cudaError_t* cuda_error) {
+                       cudaStream_t stream, CudaFailure* failure) {
   (void)workspace;  // the plan needs none (see SiluGradCudaGetWorkspaceSize)
   (void)workspace_size;
   if (executor == nullptr) return kErrParamNullptr;
@@ -139,7 +139,13 @@ Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExe
   if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
     return kErrParamNullptr;
   }
-  (void)cudaGetLastError();  // a stale error from an earlier call is not this launch's
+  // An error already pending belongs to earlier work on this device (a failed
+  // kernel of someone else's, a sticky fault). Launching would report it as
+  // this launch's, and clearing it would hide it: it is reported as it is.
+  if (const cudaError_t earlier = cudaGetLastError(); earlier != cudaSuccess) {
+    if (failure != nullptr) *failure = {earlier, /*before_launch=*/true};
+    return kErrRuntime;
+  }
   switch (e.dtype) {
     case DataType::kFloat32: Launch<F32>(e, stream); break;
     case DataType::kFloat16: Launch<F16>(e, stream); break;
@@ -147,7 +153,7 @@ Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExe
     default: return kErrParamInvalid;
   }
   if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) {
-    if (cuda_error != nullptr) *cuda_error = err;
+    if (failure != nullptr) *failure = {err, /*before_launch=*/false};
     return kErrRuntime;
   }
   return kSuccess;

@@ -1,7 +1,12 @@
 // SiluGrad on NVIDIA GPUs, behind the same two-phase contract as the CPU
 // kernel (silu_grad.h): phase 1 validates and plans on the host, phase 2
-// launches on a CUDA stream. Same descriptors, status codes and numerics
-// (bitwise identical results for non-NaN values). Plain C++ plus the CUDA
+// launches on a CUDA stream. Same descriptors, status codes and formula
+// (kernel/common/silu_grad_math.h, float32 arithmetic in the same order, half
+// types rounded once). Where the CPU kernel evaluates s'(x) once per element
+// of a broadcast x in double (its workspace), this kernel evaluates it per
+// output element in float32, so results there may differ from the CPU's in the
+// last bit; without that, they are meant to be bitwise equal, which only a run
+// on a GPU (tests/test_kernel_paths.py) can show. Plain C++ plus the CUDA
 // runtime: no XLA, no Python.
 #ifndef JAX_ASCEND_SILU_KERNEL_CUDA_SILU_GRAD_CUDA_H_
 #define JAX_ASCEND_SILU_KERNEL_CUDA_SILU_GRAD_CUDA_H_
@@ -25,11 +30,18 @@ Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorD
                                     const TensorDesc* grad_input, uint64_t* workspace_size,
                                     SiluGradCudaExecutor** executor);
 
+// Why phase 2 returned kErrRuntime: the CUDA error, and whether it was already
+// pending before the launch (earlier work failed) or came from the launch.
+struct CudaFailure {
+  cudaError_t error = cudaSuccess;
+  bool before_launch = false;
+};
+
 // Phase 2: enqueues the kernel on `stream` and returns without waiting. Always
-// releases the executor. A failed launch returns kErrRuntime and, when
-// `cuda_error` is not null, stores the cudaError_t there.
+// releases the executor. A CUDA error returns kErrRuntime and, when `failure`
+// is not null, describes it there.
 Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExecutor* executor,
-                       cudaStream_t stream, cudaError_t* cuda_error);
+                       cudaStream_t stream, CudaFailure* failure);
 
 // Releases an executor that will not be run (e.g. its workspace could not be had).
 Status SiluGradCudaDestroyExecutor(SiluGradCudaExecutor* executor);

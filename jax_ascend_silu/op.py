@@ -1,0 +1,283 @@
+"""SiluGrad, defined once: the primitive, its rules, and ``silu_grad``.
+
+    silu_grad(grad_output, x) = grad_output * s'(x),  s(x) = x * sigmoid(x)
+
+with NumPy broadcasting between the two operands.
+
+Each rule of the operator (abstract evaluation, JVP, transpose, batching,
+partitioning) is one function below. ``silu_grad_p`` registers them as its
+rules. ``silu_grad`` wraps the primitive in three layers, because on the JAX
+versions supported partitioning cannot be declared inside a primitive's
+lowering, and ``custom_partitioning`` has neither a JVP nor a batching rule of
+its own; each layer calls the same functions:
+
+1. ``jax.custom_jvp``: the JVP rule;
+2. ``jax.custom_batching.custom_vmap``: the batching rule (vmap re-enters the stack);
+3. ``custom_partitioning``: the partitioning rules; each device binds
+   ``silu_grad_p`` on its own shard, so the custom call never sees a gathered array.
+
+``silu_grad`` and ``silu_grad_p`` therefore agree bit for bit, on values and tangents.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax.custom_derivatives import SymbolicZero
+from jax.experimental.custom_partitioning import custom_partitioning
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+from jax.sharding import NamedSharding
+
+from ._ffi import BACKENDS, TARGET
+from .derivatives import silu_prime, silu_second, wide_float
+from .operands import (
+    align_batched,
+    aligned_dims,
+    broadcast_operands,
+    describe,
+    operand_spec,
+    result_spec,
+    sum_to_shape,
+    varying_axes,
+)
+
+silu_grad_p = Primitive(TARGET)
+
+# ===================================================================== rules ==
+
+
+def abstract_eval(grad_output, x, *, overwrite_grad_output=False):
+    """Shape and dtype checks, broadcasting, and the result's sharding."""
+    del overwrite_grad_output  # where the result lives, not what it is
+    shape, dtype = broadcast_operands(grad_output, x)
+    weak = bool(getattr(grad_output, "weak_type", False) and getattr(x, "weak_type", False))
+    g_vary, x_vary = varying_axes(grad_output), varying_axes(x)
+    if g_vary != x_vary:
+        raise ValueError(
+            f"silu_grad: inside shard_map grad_output ({describe(grad_output)}) varies over mesh axes "
+            f"{sorted(g_vary)} but x ({describe(x)}) over {sorted(x_vary)}; jax_ascend_silu.silu_grad "
+            "aligns them (or use jax.lax.pcast(..., to='varying'))"
+        )
+    # Build on an operand's aval so manual-axis information survives, and give
+    # the result the sharding broadcasting implies (explicitly sharded meshes
+    # carry it in the type).
+    base = next((a for a in (grad_output, x) if tuple(a.shape) == shape), grad_output)
+    spec = result_spec((grad_output, x), shape)
+    return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def tangent(grad_output, x, g_dot, x_dot, shape):
+    """The JVP rule's tangent, ``None`` for a zero tangent. Linear in
+    grad_output: ``s'(x) * g_dot``; in x: ``grad_output * s''(x) * x_dot``, each
+    computed in float32 (or wider) and rounded once.
+
+    Written in ``jax.numpy``, not with the custom call: the tangent must
+    transpose, batch and shard under every layer, and ``custom_vmap`` and
+    ``custom_partitioning`` have no transpose rule. Jitted, so an eager call
+    evaluates the same fused expression as a traced one (XLA's op-by-op
+    logistic rounds differently)."""
+    dtype = x.dtype
+    terms = []
+    if g_dot is not None:
+        terms.append((wide_float(g_dot) * silu_prime(x)).astype(dtype))
+    if x_dot is not None:
+        terms.append((wide_float(grad_output) * silu_second(x) * wide_float(x_dot)).astype(dtype))
+    if not terms:
+        return None
+    return jnp.broadcast_to(sum(terms[1:], terms[0]), shape)
+
+
+def transpose(ct, grad_output, x, **params):
+    """Linear in grad_output: its cotangent is silu_grad(ct, x), summed over broadcast dims."""
+    if ad.is_undefined_primal(x):
+        raise ValueError("silu_grad is linear in grad_output only; it cannot be transposed in x")
+    aval = grad_output.aval
+    if type(ct) is ad.Zero:
+        return ad.Zero(aval), None
+    return sum_to_shape(silu_grad_p.bind(ct, x, **params), aval.shape), None
+
+
+def batch(call, args, dims):
+    """vmap: one broadcasting call with the batch dimension first."""
+    return call(*align_batched(args, dims))
+
+
+def sharding_rule(mesh, operand_types, result_types):
+    """Shardy rule, einsum-like: one factor per result dim; an operand dim
+    broadcast from size 1 gets its own factor, which must stay unsharded."""
+    (out,) = result_types
+    out_shape = tuple(out.shape)
+    factors = [f"d{j}" for j in range(len(out_shape))]
+    operands, unsharded = [], []
+    for k, t in enumerate(operand_types):
+        names = []
+        for i, j in aligned_dims(tuple(t.shape), len(out_shape)):
+            if t.shape[i] == out_shape[j]:
+                names.append(factors[j])
+            else:
+                names.append(f"b{k}_{i}")
+                unsharded.append(names[-1])
+        operands.append(" ".join(names))
+    rule = ", ".join(operands) + " -> " + " ".join(factors)
+    return rule, {"need_replication_factors": tuple(unsharded)}
+
+
+def infer_sharding(mesh, arg_shapes, result_shape):
+    """The result's sharding from the operands' (used when Shardy is off)."""
+    return NamedSharding(mesh, result_spec(arg_shapes, result_shape.shape))
+
+
+def partition(per_shard, mesh, arg_shapes, result_shape):
+    """Each device runs ``per_shard`` on its own shard; operands are asked for
+    in the layout matching the result's (which the Shardy rule already ensures)."""
+    out_shape = result_shape.shape
+    result = result_spec(arg_shapes, out_shape)
+    arg_shardings = tuple(NamedSharding(mesh, operand_spec(result, a.shape, out_shape)) for a in arg_shapes)
+    return mesh, per_shard, NamedSharding(mesh, result), arg_shardings
+
+
+# ================================================================= primitive ==
+
+
+def _lowering(in_place: bool):
+    """One custom call with one result on every platform. The handler runs
+    phase 1 itself, at run time, and takes any workspace from its platform's
+    allocator (XLA's scratch allocator on accelerators, the host heap on CPU,
+    where XLA's scratch allocator gives nothing). An XLA-owned workspace result
+    would need phase 1 at trace time too, and cannot be sized there on Ascend,
+    whose workspace size only CANN knows at run time.
+
+    With ``overwrite_grad_output`` the result is written over grad_output when
+    it has the result's shape (the kernels read each element before writing
+    it). That is free only when grad_output's buffer is dead afterwards (a
+    backward pass's incoming cotangent, a donated argument); otherwise XLA
+    copies grad_output first, so the public ``silu_grad`` asks for a fresh result."""
+
+    def call(grad_output, x, *, overwrite_grad_output=False):
+        shape, dtype = broadcast_operands(grad_output, x)
+        alias = in_place and overwrite_grad_output and tuple(grad_output.shape) == shape
+        return jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, dtype),
+                                input_output_aliases={0: 0} if alias else None)(grad_output, x)
+
+    return mlir.lower_fun(call, multiple_results=False)
+
+
+def _primitive_jvp(primals, tangents, **params):
+    grad_output, x = primals
+    g_dot, x_dot = (None if type(t) is ad.Zero else t for t in tangents)
+    out = silu_grad_p.bind(grad_output, x, **params)
+    t = tangent(grad_output, x, g_dot, x_dot, out.shape)
+    return out, jnp.zeros_like(out) if t is None else t
+
+
+silu_grad_p.def_abstract_eval(abstract_eval)
+for _backend in BACKENDS:
+    mlir.register_lowering(silu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
+# Eager calls compile the primitive once per shape/dtype and run it.
+silu_grad_p.def_impl(jax.jit(silu_grad_p.bind, static_argnames=("overwrite_grad_output",)))
+batching.primitive_batchers[silu_grad_p] = lambda args, dims, **params: (
+    batch(functools.partial(silu_grad_p.bind, **params), args, dims), 0)
+ad.primitive_jvps[silu_grad_p] = _primitive_jvp
+ad.primitive_transposes[silu_grad_p] = transpose
+
+
+# ==================================================== layers for sharded arrays ==
+
+
+def _layers(overwrite_grad_output: bool):
+    """custom_jvp over custom_vmap over custom_partitioning over the primitive."""
+    bind = functools.partial(silu_grad_p.bind, overwrite_grad_output=overwrite_grad_output)
+
+    @custom_partitioning
+    def per_shard(grad_output, x):
+        return bind(grad_output, x)
+
+    per_shard.def_partition(
+        partition=functools.partial(partition, bind),
+        infer_sharding_from_operands=infer_sharding,
+        sharding_rule=sharding_rule,
+    )
+
+    @jax.custom_batching.custom_vmap
+    def batched(grad_output, x):
+        return per_shard(grad_output, x)
+
+    @batched.def_vmap
+    def _batched_rule(axis_size, in_batched, grad_output, x):
+        return batch(batched, (grad_output, x), [0 if b else None for b in in_batched]), True
+
+    @jax.custom_jvp
+    def differentiable(grad_output, x):
+        return batched(grad_output, x)
+
+    def jvp(primals, tangents):
+        grad_output, x = primals
+        g_dot, x_dot = (None if isinstance(t, SymbolicZero) else t for t in tangents)
+        out = differentiable(grad_output, x)
+        t = tangent(grad_output, x, g_dot, x_dot, out.shape)
+        return out, jnp.zeros_like(out) if t is None else t
+
+    differentiable.defjvp(jvp, symbolic_zeros=True)
+
+    def wrapped(grad_output, x):
+        grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
+        g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
+        if g_weak and not x_weak:
+            grad_output = grad_output.astype(x.dtype)
+        elif x_weak and not g_weak:
+            x = x.astype(grad_output.dtype)
+        return differentiable(*_vary_alike(grad_output, x))
+
+    return wrapped
+
+
+def _vary_alike(*operands):
+    """Inside shard_map, mark each operand varying over every manual axis any of
+    them varies over (as jnp's binary ops do), so the result's type is right
+    and its transpose sums the cotangent of an invariant operand."""
+    axes = [varying_axes(jax.typeof(a)) for a in operands]
+    union = frozenset().union(*axes)
+    return [jax.lax.pcast(a, tuple(sorted(union - own)), to="varying") if union - own else a
+            for a, own in zip(operands, axes)]
+
+
+def _is_weak(a) -> bool:
+    return bool(getattr(jax.typeof(a), "weak_type", False))
+
+
+_LAYERS = {overwrite: _layers(overwrite) for overwrite in (False, True)}
+
+
+@functools.partial(jax.jit, static_argnames=("overwrite_grad_output",))  # eager calls trace the layers once per shape
+def silu_grad(grad_output, x, *, overwrite_grad_output=False):
+    """SiLU backward: ``grad_output * s'(x)`` through the SiluGrad custom call.
+
+    Works under every JAX transformation; on sharded arrays each device runs the
+    call on its own shard (no gathers), also inside ``jax.shard_map``.
+
+    Args:
+      grad_output: cotangent of ``silu(x)``; float32, float16 or bfloat16.
+      x: the forward input, same dtype; the two broadcast (NumPy rules).
+        A weakly typed operand (a Python scalar) takes the other's dtype.
+      overwrite_grad_output: write the result over ``grad_output`` (when it has
+        the result's shape). Free, and saving a buffer, only when grad_output
+        is dead after the call: a donated argument
+        (``jax.jit(..., donate_argnums=0)``) or a temporary. On a live
+        grad_output XLA copies it first, so the default is a fresh result.
+
+    Returns:
+      An array of the broadcast shape and the common dtype.
+
+    Raises:
+      TypeError: unsupported or differing dtypes.
+      ValueError: shapes that do not broadcast, or rank above 8.
+    """
+    return _LAYERS[overwrite_grad_output](grad_output, x)
+
+
+#: silu's backward pass: the incoming cotangent is dead after it, so the result reuses its buffer.
+silu_grad_overwriting = functools.partial(silu_grad, overwrite_grad_output=True)
