@@ -55,9 +55,24 @@ def test_demo_main_job_succeeds(capsys):
     assert "loss" in out and "largest gradient difference" in out and "OK" in out
 
 
-def test_demo_fails_when_gradients_disagree(capsys):
-    assert demo.run(steps=50, hidden=16, tolerance=0.0) in (0, 1)
-    # A zero tolerance only passes if the gradients agree bit for bit; the
-    # verdict printed must match the exit code either way.
+def test_demo_fails_when_gradients_disagree(capsys, monkeypatch):
+    @jax.custom_vjp
+    def wrong_silu(x):
+        return jax.nn.silu(x)
+
+    wrong_silu.defvjp(lambda x: (jax.nn.silu(x), x), lambda x, g: (1.5 * jax.vjp(jax.nn.silu, x)[1](g)[0],))
+    monkeypatch.setattr(demo, "silu", wrong_silu)
+    assert demo.run(steps=10, hidden=16) == 1
     out = capsys.readouterr().out
-    assert ("OK" in out) != ("FAIL" in out)
+    assert "FAIL" in out and "OK" not in out
+
+
+def test_demo_runs_exactly_the_steps_asked_for(capsys):
+    assert demo.run(steps=30, hidden=16) == 0
+    out = capsys.readouterr().out
+    assert "for 30 steps" in out
+    steps = [int(line.split()[1]) for line in out.splitlines() if line.strip().startswith("step ")]
+    assert steps == [30], out
+    assert demo.run(steps=120, hidden=16) == 0
+    out = capsys.readouterr().out
+    assert [int(line.split()[1]) for line in out.splitlines() if line.strip().startswith("step ")] == [50, 100, 120]

@@ -8,10 +8,9 @@
 
 namespace jas {
 
-// out[i] = f(a[i], b[i]) for i < n over contiguous arrays (a may be null for kDerivative).
+// out[i] = f(a[i], b[i]) for i < n over contiguous arrays (a may be null for `derivative`).
 using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
 
-enum class BlockMode : int { kFull = 0, kDerivative = 1, kFromDerivative = 2 };
 enum class TypeIndex : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
 struct BlockKernels {

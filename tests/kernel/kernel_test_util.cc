@@ -14,17 +14,6 @@
 
 namespace jas::test {
 
-const char* DtypeName(DataType t) {
-  switch (t) {
-    case DataType::kFloat32: return "float32";
-    case DataType::kFloat16: return "float16";
-    case DataType::kBFloat16: return "bfloat16";
-  }
-  return "invalid";
-}
-
-int64_t ElemBytes(DataType t) { return t == DataType::kFloat32 ? 4 : 2; }
-
 std::vector<Isa> SupportedIsas() {
   std::vector<Isa> isas;
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
@@ -87,7 +76,7 @@ TensorDesc Operand::Desc() {
 }
 
 uint32_t Operand::Bits(int64_t i) const {
-  if (ElemBytes(dtype) == 4) {
+  if (ElementBytes(dtype) == 4) {
     uint32_t v;
     std::memcpy(&v, bytes.data() + 4 * i, 4);
     return v;
@@ -98,7 +87,7 @@ uint32_t Operand::Bits(int64_t i) const {
 }
 
 void Operand::SetBits(int64_t i, uint32_t bits) {
-  if (ElemBytes(dtype) == 4) {
+  if (ElementBytes(dtype) == 4) {
     std::memcpy(bytes.data() + 4 * i, &bits, 4);
   } else {
     const uint16_t v = static_cast<uint16_t>(bits);
@@ -122,7 +111,7 @@ void SizeStorage(Operand& op) {
   int64_t last = op.offset;
   for (size_t i = 0; i < op.dims.size(); ++i) last += (op.dims[i] - 1) * op.strides[i];
   op.storage_numel = Numel(op.dims) == 0 ? op.offset : last + 1;
-  op.bytes.assign(static_cast<size_t>(op.StorageSize() * ElemBytes(op.dtype)), 0);
+  op.bytes.assign(static_cast<size_t>(op.StorageSize() * ElementBytes(op.dtype)), 0);
   FillSentinel(op);  // outputs start out recognisable; inputs get filled
 }
 

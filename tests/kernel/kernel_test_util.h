@@ -4,6 +4,7 @@
 #ifndef JAX_ASCEND_SILU_TESTS_KERNEL_KERNEL_TEST_UTIL_H_
 #define JAX_ASCEND_SILU_TESTS_KERNEL_KERNEL_TEST_UTIL_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -17,9 +18,12 @@ namespace jas::test {
 using Dims = std::vector<int64_t>;
 using Rng = std::mt19937_64;
 
-inline constexpr DataType kDtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16};
-const char* DtypeName(DataType t);
-int64_t ElemBytes(DataType t);
+// Every dtype of the kernel's table (kernel/common/dtype.h).
+inline constexpr auto kTypes = [] {
+  std::array<DataType, std::size(kDtypes)> types{};
+  for (size_t i = 0; i < types.size(); ++i) types[i] = kDtypes[i].type;
+  return types;
+}();
 // The instruction sets this processor runs, kScalar first.
 std::vector<Isa> SupportedIsas();
 

@@ -35,7 +35,7 @@ std::vector<Case> Cases(DataType t, Rng& rng) {
 
 TEST(determinism, any_thread_count_and_chunk_size) {
   Rng rng(1);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     for (Case& c : Cases(t, rng)) {
       Operand base = Contiguous(t, c.out);
       CHECK_EQ(Compute(c.go, c.x, base), kSuccess);
@@ -82,7 +82,7 @@ TEST(determinism, every_isa_matches_scalar_bitwise) {
   std::printf(" (auto: %s)\n", IsaName(BestIsa()));
   CHECK(!isas.empty() && isas[0] == Isa::kScalar);
   Rng rng(2);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     int64_t n = 0;
     Operand x = IsaInputs(t, rng, &n);
     // Row 0: normal gradients; row 1: random bit patterns (every magnitude,
@@ -129,7 +129,7 @@ TEST(determinism, every_isa_matches_scalar_bitwise) {
 TEST(determinism, short_lengths_pad_tails_identically) {
   // Every length up to a few vectors, at every start within a vector.
   Rng rng(3);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     Operand go = Contiguous(t, {80}), x = Contiguous(t, {80});
     FillRandom(go, rng, 1.0);
     FillRandom(x, rng, 3.0);

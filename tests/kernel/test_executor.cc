@@ -24,7 +24,7 @@ struct Layout {
 
 std::vector<Layout> Layouts(Rng& rng) {
   std::vector<Layout> out;
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     out.push_back({"same shape", t, Contiguous(t, {33, 65}), Contiguous(t, {33, 65}), Contiguous(t, {33, 65})});
     out.push_back({"x broadcast", t, Contiguous(t, {33, 65}), Contiguous(t, {65}), Contiguous(t, {33, 65})});
     out.push_back({"strided", t, RandomView(t, {5, 1, 7, 9}, rng, false), RandomView(t, {7, 1}, rng, false),

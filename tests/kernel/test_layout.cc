@@ -47,7 +47,7 @@ TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
       {{}, {0}},
       {{1, 1, 1, 1, 1, 1, 1, 0}, {2, 1, 1, 1, 1, 1, 1, 1}},
   };
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     for (const auto& k : cases) {
       Operand go = Contiguous(t, k.g), x = Contiguous(t, k.x), gi = Contiguous(t, BroadcastShape(k.g, k.x));
       FillSentinel(gi);
@@ -78,7 +78,7 @@ TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
 
 TEST(layout, every_rank_from_0_to_8) {
   Rng rng(1);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     for (int64_t rank = 0; rank <= kMaxRank; ++rank) {
       Dims dims(static_cast<size_t>(rank));
       for (int64_t& d : dims) d = 1 + static_cast<int64_t>(rng() % 4);
@@ -100,7 +100,7 @@ TEST(layout, strided_views_with_offsets_on_every_operand) {
   Rng rng(2);
   int cases = 0;
   for (int round = 0; round < 120; ++round) {
-    for (DataType t : kDtypes) {
+    for (DataType t : kTypes) {
       const int64_t rank = static_cast<int64_t>(rng() % (kMaxRank + 1));
       Dims gd, xd;
       RandomBroadcastPair(rng, rank, rank > 5 ? 3 : 6, &gd, &xd);
@@ -138,7 +138,7 @@ TEST(layout, broadcasting_through_stride_zero) {
       {{1029, 1}, {1, 1}},
   };
   Rng rng(3);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     for (const auto& k : cases) {
       Operand go = Contiguous(t, k.g), x = Contiguous(t, k.x), gi = Contiguous(t, BroadcastShape(k.g, k.x));
       FillRandom(go, rng, 1.0);
@@ -167,7 +167,7 @@ TEST(layout, broadcasting_through_stride_zero) {
 
 TEST(layout, null_strides_mean_row_major) {
   Rng rng(4);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     Operand go = Contiguous(t, {4, 1, 6}), x = Contiguous(t, {3, 1}), gi = Contiguous(t, {4, 3, 6});
     FillRandom(go, rng, 1.0);
     FillRandom(x, rng, 4.0);
@@ -180,7 +180,7 @@ TEST(layout, null_strides_mean_row_major) {
 
 TEST(layout, in_place_on_either_input) {
   Rng rng(5);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     for (Isa isa : SupportedIsas()) {
       for (int alias = 0; alias < 2; ++alias) {
         // Strided views (the tiled path) and a contiguous run of 1003 elements
@@ -205,7 +205,7 @@ TEST(layout, in_place_on_either_input) {
 
 // Inputs whose results are exact, on every ISA and both kernel paths.
 TEST(layout, exact_limits_and_nan) {
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     const float big = t == DataType::kFloat16 ? 65504.0f : 3e38f;
     const float xs[] = {-INFINITY, INFINITY, 2e7f, 1e30f, 3e38f, big, -0.0f, 0.0f, NAN, 1.5f, NAN};
     const float gs[] = {3.0f, -2.5f, 1.0f, -1.0f, 0.75f, 2.0f, -3.0f, 3.0f, 1.0f, NAN, NAN};
@@ -270,7 +270,7 @@ TEST(layout, caller_float_environment_does_not_matter) {
   // Flush-to-zero, denormals-are-zero and round-toward-zero on the calling
   // thread must change nothing; results in this range are subnormal.
   Rng rng(6);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     Operand go = Contiguous(t, {4, 1000}), x = Contiguous(t, {4, 1000});
     FillRandom(go, rng, 1.0);
     for (int64_t i = 0; i < x.StorageSize(); ++i) {

@@ -50,7 +50,7 @@ Status PlanAndRun(Case& c, int64_t workspace_bytes = -1, bool null_workspace = f
 
 // One cycle of kind `i % 16`; returns the status it ended with.
 Status Cycle(int64_t i) {
-  const DataType t = kDtypes[i % 3];
+  const DataType t = kTypes[i % kTypes.size()];
   switch (i % 16) {
     case 0: {  // same shapes
       Case c(t, {4, 9}, {4, 9});

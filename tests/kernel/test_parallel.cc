@@ -67,7 +67,7 @@ TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
 // gives the bits one thread gives.
 TEST(parallel, shared_results_match_one_thread) {
   Rng rng(3);
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     Operand go = Contiguous(t, {3, 40000}), x = Contiguous(t, {3, 40000});
     FillRandom(go, rng, 1.0);
     FillRandom(x, rng, 4.0);

@@ -153,8 +153,8 @@ TEST(status, unsupported_dtype_is_161002) {
 }
 
 TEST(status, mixed_dtypes_are_161002) {
-  for (DataType a : kDtypes) {
-    for (DataType b : kDtypes) {
+  for (DataType a : kTypes) {
+    for (DataType b : kTypes) {
       if (a == b) continue;
       for (int which = 0; which < 3; ++which) {
         Three c = Make(a, {5}, {5}, {5});
@@ -311,7 +311,7 @@ TEST(status, overlapping_output_is_161002) {
 }
 
 TEST(status, workspace_too_small_is_161002) {
-  for (DataType t : kDtypes) {
+  for (DataType t : kTypes) {
     Three c = Make(t, {4, 8}, {8}, {4, 8});
     const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
     uint64_t ws = 0;
