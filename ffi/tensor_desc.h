@@ -5,6 +5,7 @@
 
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "silu_grad.h"
 #include "xla/ffi/api/ffi.h"
@@ -46,6 +47,17 @@ inline TensorDesc Describe(const xffi::AnyBuffer& b) {
   d.storage_numel = static_cast<int64_t>(b.element_count());
   d.data = b.untyped_data();
   return d;
+}
+
+// Every platform's handler binds its own context (stream, pool, allocator)
+// and then these: grad_output and self (F32/F16/BF16, broadcastable; self is
+// x, the forward input), and the result grad_input of the broadcast shape.
+template <class Binding>
+auto BindOperands(Binding&& binding) {
+  return std::forward<Binding>(binding)
+      .template Arg<xffi::AnyBuffer>()
+      .template Arg<xffi::AnyBuffer>()
+      .template Ret<xffi::AnyBuffer>();
 }
 
 inline std::string ShapeString(const xffi::AnyBuffer& b) {

@@ -60,8 +60,4 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCpu, jas::ffi::SiluGradCpuImpl,
-    ::xla::ffi::Ffi::Bind()
-        .Ctx<::xla::ffi::ThreadPool>()      // XLA's intra-op pool: phase 2's helpers
-        .Arg<::xla::ffi::AnyBuffer>()       // grad_output: F32/F16/BF16, broadcastable
-        .Arg<::xla::ffi::AnyBuffer>()       // self (x, the forward input), broadcastable
-        .Ret<::xla::ffi::AnyBuffer>());     // grad_input: the broadcast shape
+    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers

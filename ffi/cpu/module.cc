@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "handlers.h"
+#include "module.h"
 #include "kernel_bindings.h"
 #include "silu_grad.h"
 
@@ -51,11 +51,7 @@ uint64_t WorkspaceSize(const std::vector<int64_t>& grad_output, const std::vecto
 NB_MODULE(_silu_grad_cpu, m) {
   m.doc() = "jax_ascend_silu native extension: XLA FFI handlers for SiluGrad.";
 
-  m.def("registrations", [] {
-    nb::dict d;
-    d[kTargetName] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradCpu));
-    return d;
-  }, "FFI targets for platform 'cpu': {name: PyCapsule}.");
+  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCpu);
 
   m.def("workspace_size", &WorkspaceSize, nb::arg("grad_output"), nb::arg("self"),
         nb::arg("grad_input"), nb::arg("dtype"),

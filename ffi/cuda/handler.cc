@@ -50,9 +50,6 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCuda, jas::ffi::SiluGradCudaImpl,
-    ::xla::ffi::Ffi::Bind()
-        .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
-        .Ctx<::xla::ffi::ScratchAllocator>()               // device workspace, freed after the call
-        .Arg<::xla::ffi::AnyBuffer>()                      // grad_output: F32/F16/BF16, broadcastable
-        .Arg<::xla::ffi::AnyBuffer>()                      // self (x, the forward input), broadcastable
-        .Ret<::xla::ffi::AnyBuffer>());                    // grad_input: the broadcast shape
+    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
+                               .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
+                               .Ctx<::xla::ffi::ScratchAllocator>()));           // device workspace, freed after the call

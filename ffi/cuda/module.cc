@@ -5,18 +5,14 @@
 
 #include <string>
 
-#include "handlers.h"
+#include "module.h"
 
 namespace nb = nanobind;
 
 NB_MODULE(_silu_grad_cuda, m) {
   m.doc() = "jax_ascend_silu CUDA backend: the XLA FFI handler for platform 'CUDA'.";
 
-  m.def("registrations", [] {
-    nb::dict d;
-    d[kTargetName] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradCuda));
-    return d;
-  }, "FFI targets for platform 'CUDA': {name: PyCapsule}.");
+  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCuda);
 
   m.def("build_info", [] {
     return "CUDA runtime " + std::to_string(CUDART_VERSION / 1000) + "." +

@@ -91,8 +91,8 @@ bool ComputeSupported(Isa isa) {
 
 bool IsaSupported(Isa isa) {
   if (isa == Isa::kAuto) return true;
-  // Asked on every run; CPUID traps to the hypervisor on a virtual machine
-  // (about 15 us measured here), so the answers are taken once.
+  // Asked on every call, and CPUID traps to the hypervisor on a virtual
+  // machine, so the answers are taken once.
   static const bool supported[] = {false, ComputeSupported(Isa::kScalar), ComputeSupported(Isa::kAvx2),
                                    ComputeSupported(Isa::kAvx512)};
   const int i = static_cast<int>(isa);

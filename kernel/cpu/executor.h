@@ -19,13 +19,13 @@ struct Loop {
   int64_t numel = 1;
 };
 
-// Chunks of 16K elements take 7-13 us on one AVX-512 core: small enough that
-// the last one finishing late costs little, large enough that handing them
-// out is free.
+// A chunk of 16K elements is a few microseconds of work on one core: small
+// enough that the last one finishing late costs little, large enough that
+// handing chunks out is cheap by comparison.
 inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
-// Waking a helper thread costs the caller about 15 us and the helper starts
-// 20-60 us later (measured on a 2-vCPU virtual machine), so smaller tensors run
-// on the calling thread alone; from 64K elements sharing paid off there.
+// Waking a helper thread costs the caller, and delays the helper, by tens of
+// microseconds: more than a pass under 64K elements takes on one thread, so
+// those stay on the calling thread.
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
 
 }  // namespace jas
