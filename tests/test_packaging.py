@@ -12,6 +12,7 @@ import pytest
 
 import jax_ascend_silu as jas
 from jax_ascend_silu import _silu_grad_cpu
+from jax_ascend_silu._ffi import BACKENDS
 
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
 
@@ -110,7 +111,7 @@ def _stub_path(module_name: str, sub_path: str = "") -> pathlib.Path:
 
 
 # The CPU module is always built; the CUDA and Ascend ones only with their CMake options.
-NATIVE = ["_silu_grad_cpu", "_silu_grad_cuda", "_silu_grad_ascend"]
+NATIVE = [backend.module for backend in BACKENDS]
 
 
 def _built(module_name: str):

@@ -22,28 +22,18 @@ namespace nb = nanobind;
 namespace jas::ffi {
 namespace {
 
-// aclDataType numbers: float64 is accepted here so tests can see the kernel refuse it.
-constexpr int32_t kAclDouble = 11;
-
 using Storage = nb::ndarray<nb::device::cpu, nb::c_contig, nb::ndim<1>>;
 
-struct DtypeInfo {
-  const char* name;
-  int32_t code;
-  size_t itemsize;
-};
-constexpr DtypeInfo kDtypes[] = {
-    {"float32", static_cast<int32_t>(DataType::kFloat32), 4},
-    {"float16", static_cast<int32_t>(DataType::kFloat16), 2},
-    {"bfloat16", static_cast<int32_t>(DataType::kBFloat16), 2},
-    {"float64", kAclDouble, 8},
-};
+// The kernel's dtype table, and float64 (aclDataType 11) besides, accepted
+// here so that tests can see the kernel refuse it.
+constexpr DtypeInfo kFloat64 = {static_cast<DataType>(11), 8, "float64"};
 
 const DtypeInfo& DtypeByName(const std::string& name) {
-  for (const DtypeInfo& d : kDtypes) {
-    if (name == d.name) return d;
-  }
-  throw nb::value_error(("unknown dtype '" + name + "'; expected float32, float16, bfloat16 or float64").c_str());
+  if (const DtypeInfo* d = FindDtype(std::string_view(name))) return *d;
+  if (name == kFloat64.name) return kFloat64;
+  std::string names;
+  for (const DtypeInfo& d : kDtypes) names += std::string(d.name) + ", ";
+  throw nb::value_error(("unknown dtype '" + name + "'; expected " + names + "or float64").c_str());
 }
 
 // The kernel dtype a buffer holds when none is named (bfloat16 must be named:
@@ -51,9 +41,9 @@ const DtypeInfo& DtypeByName(const std::string& name) {
 const DtypeInfo& DtypeOfStorage(const Storage& s) {
   const nb::dlpack::dtype t = s.dtype();
   if (t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Float) && t.lanes == 1) {
-    if (t.bits == 32) return kDtypes[0];
-    if (t.bits == 16) return kDtypes[1];
-    if (t.bits == 64) return kDtypes[3];
+    if (t.bits == 32) return *FindDtype(DataType::kFloat32);
+    if (t.bits == 16) return *FindDtype(DataType::kFloat16);
+    if (t.bits == 64) return kFloat64;
   }
   throw nb::type_error("storage must be float32, float16 or float64; pass dtype='bfloat16' with a uint16 view");
 }
@@ -69,7 +59,7 @@ struct View {
 
   TensorDesc Desc() const {
     TensorDesc d;
-    d.dtype = static_cast<DataType>(dtype->code);
+    d.dtype = dtype->type;
     d.rank = static_cast<int64_t>(shape.size());
     d.dims = shape.data();
     d.strides = strides ? strides->data() : nullptr;
@@ -97,9 +87,9 @@ void InitView(View* v, std::optional<Storage> storage, std::vector<int64_t> shap
   }
   int64_t numel = 0;
   if (storage) {
-    if (storage->itemsize() != info->itemsize) {
+    if (static_cast<int64_t>(storage->itemsize()) != info->bytes) {
       throw nb::type_error(("storage items are " + std::to_string(storage->itemsize()) + " bytes; " + info->name +
-                            " needs " + std::to_string(info->itemsize)).c_str());
+                            " needs " + std::to_string(info->bytes)).c_str());
     }
     numel = static_cast<int64_t>(storage->size());
     if (storage_numel && *storage_numel > numel) {
