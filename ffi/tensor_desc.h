@@ -89,6 +89,20 @@ inline xffi::Error StatusError(Status status, const char* phase, const std::stri
                                    StatusName(status) + " (" + std::to_string(status) + "): " + context);
 }
 
+// A backend's phase 1 (SiluGradGetWorkspaceSize or its CUDA twin) on XLA's
+// three buffers, its failure as an ffi::Error naming the operands.
+template <class Executor>
+xffi::Error Phase1(Status (*get_workspace_size)(const TensorDesc*, const TensorDesc*, const TensorDesc*, uint64_t*,
+                                                Executor**),
+                   const xffi::AnyBuffer& grad_output, const xffi::AnyBuffer& self, const xffi::AnyBuffer& grad_input,
+                   uint64_t* workspace_bytes, Executor** executor) {
+  const TensorDesc go = Describe(grad_output), x = Describe(self), gi = Describe(grad_input);
+  if (Status s = get_workspace_size(&go, &x, &gi, workspace_bytes, executor); s != kSuccess) {
+    return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, grad_input));
+  }
+  return xffi::Error::Success();
+}
+
 }  // namespace jas::ffi
 
 #endif  // JAX_ASCEND_SILU_FFI_TENSOR_DESC_H_

@@ -34,13 +34,11 @@ int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
 
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                             xffi::Result<xffi::AnyBuffer> grad_input) {
-  const TensorDesc go = Describe(grad_output);
-  const TensorDesc x = Describe(self);
-  const TensorDesc gi = Describe(*grad_input);
   uint64_t workspace_bytes = 0;
   SiluGradExecutor* executor = nullptr;
-  if (Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &workspace_bytes, &executor); s != kSuccess) {
-    return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, *grad_input));
+  if (xffi::Error err = Phase1(&SiluGradGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
+      err.failure()) {
+    return err;
   }
   HostWorkspace workspace;
   if (xffi::Error err = AllocateHostWorkspace(workspace_bytes, &workspace); err.failure()) {

@@ -18,14 +18,12 @@ namespace {
 xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch,
                              xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                              xffi::Result<xffi::AnyBuffer> grad_input) {
-  const TensorDesc go = Describe(grad_output);
-  const TensorDesc x = Describe(self);
-  const TensorDesc gi = Describe(*grad_input);
   uint64_t workspace_bytes = 0;
   SiluGradCudaExecutor* executor = nullptr;
-  if (Status s = SiluGradCudaGetWorkspaceSize(&go, &x, &gi, &workspace_bytes, &executor);
-      s != kSuccess) {
-    return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, *grad_input));
+  if (xffi::Error err =
+          Phase1(&SiluGradCudaGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
+      err.failure()) {
+    return err;
   }
   void* workspace = nullptr;
   if (xffi::Error err = AllocateWorkspace(scratch, workspace_bytes, &workspace); err.failure()) {
