@@ -17,8 +17,9 @@ import jax
 
 from . import _silu_grad_cpu as ext
 
-#: The custom-call target every backend registers under its own platform name.
-TARGET = "jax_ascend_silu_silu_grad"
+#: The custom-call target every backend registers under its own platform name
+#: (named once, in ffi/handlers.h).
+(TARGET,) = ext.registrations()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,6 @@
 
 from typing import Any
 
-
 def registrations() -> dict[str, Any]:
     """FFI targets for platform 'ASCEND': {name: PyCapsule}."""
 

@@ -2,6 +2,7 @@
 writing the result over a donated grad_output."""
 
 import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jax_ascend_silu as jas
-from jax_ascend_silu import _ffi
 import reference
+from jax_ascend_silu import _ffi
 
 # Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
 pytestmark = pytest.mark.usefixtures("platform")

@@ -9,8 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..op import silu_grad
-from ..op import silu_grad_p
+from ..op import silu_grad, silu_grad_p
 from .timing import Contender, Stats, measure
 
 #: Columns of the sweep, in table order: (name, heading).
