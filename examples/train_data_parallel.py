@@ -44,7 +44,7 @@ def make_train_step(mesh: Mesh, lr: float):
 def describe_compiled(compiled) -> tuple[list[str], list[str]]:
     """Result shapes of the SiluGrad custom calls, and the collectives, in a compiled program."""
     hlo = compiled.as_text()
-    shapes = re.findall(r"= \((\w+\[[\d,]*\])[^=]*custom_call_target=\"jax_ascend_silu_silu_grad\"", hlo)
+    shapes = re.findall(r"= \(?(\w+\[[\d,]*\])[^=]*custom_call_target=\"jax_ascend_silu_silu_grad\"", hlo)
     kinds = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter")
     return shapes, [kind for kind in kinds if kind in hlo]
 
