@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..op import silu_grad, silu_grad_p
+from ..op import silu_grad_overwriting, silu_grad_p
 from .timing import Contender, Stats, measure
 
 #: Columns of the sweep, in table order: (name, heading).
@@ -64,7 +64,7 @@ def contenders(g, x) -> list[Contender]:
     call.
 
     This package three ways: writing a fresh result, in place over a donated
-    grad_output, and ``silu_grad`` with grad_output not donated, where XLA
+    grad_output, and in place with grad_output not donated, where XLA
     copies grad_output before the call (the result is written over it)."""
     copy = jax.jit(jnp.copy)
     fresh = lambda: (g, x)  # noqa: E731
@@ -72,8 +72,8 @@ def contenders(g, x) -> list[Contender]:
     ready = jax.block_until_ready
     return [
         Contender("ours", jax.jit(fresh_silu_grad), fresh, ready),
-        Contender("ours_donated", jax.jit(silu_grad, donate_argnums=0), donated, ready),
-        Contender("ours_copied", jax.jit(silu_grad), fresh, ready),
+        Contender("ours_donated", jax.jit(silu_grad_overwriting, donate_argnums=0), donated, ready),
+        Contender("ours_copied", jax.jit(silu_grad_overwriting), fresh, ready),
         Contender("xla", jax.jit(_xla_silu_grad), fresh, ready),
         Contender("xla_donated", jax.jit(_xla_silu_grad, donate_argnums=0), donated, ready),
         Contender("bound", jax.jit(lambda a, b: a + b, donate_argnums=0), donated, ready),
