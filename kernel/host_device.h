@@ -9,4 +9,11 @@
 #define JAS_HOST_DEVICE
 #endif
 
+// Tables the formulas index at run time: device memory in CUDA code.
+#if defined(__CUDACC__)
+#define JAS_TABLE __device__
+#else
+#define JAS_TABLE
+#endif
+
 #endif  // JAX_ASCEND_SILU_KERNEL_HOST_DEVICE_H_

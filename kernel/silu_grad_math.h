@@ -161,107 +161,131 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 }
 
 
-// ---- The fast path: |x| <= kFastLimit and a finite grad_output ----------
-// There E = exp(-|x|) >= e^-32 and every intermediate stays a normal float32,
-// so no clamping or scaling is needed. Lanes outside it take the general
-// path above; the choice is made per lane, so results do not depend on which
-// other lanes share a vector (nor on the ISA's vector width).
-inline constexpr float kFastLimit = 32.0f;
+// ---- The fast path: x >= kFastLow and a finite grad_output -------------
+// One formula for both signs, with E = e^x and A = 1 + x + E:
+//   s'(x) = E*A / (1 + E)^2.
+// E comes from a 32-entry table and a short polynomial:
+//   x = k*ln2/32 + r',  k = 32m + j,  e^x = 2^m * T_j * e^(r' - delta_j)
+// where T_j is 2^(j/32) rounded to float32 and delta_j = ln(T_j) - j*ln2/32
+// (a per-slot correction, so the table entries carry no rounding error).
+// With Ts = 2^m * T_j (exact) and em1 = e^r - 1 (|r| <= 0.0109):
+//   E = Ts + Ts*em1,   A = ((1 + x) + Ts) + Ts*em1.
+// Near the root x0 (s'(x0) = 0) both (1 + x) and (1 + x) + Ts are exact
+// (Sterbenz), so A keeps its relative accuracy while it cancels down to
+// |A| ~ 3e-3; closer still (|x - x0| < kNearRoot) A comes from the
+// expansion A = d*(-x0 + c*d*R(d)), d = x - x0, c = e^x0.
+// The quotient keeps the rounding errors of E*A, (1 + E)^2 and the division
+// as low parts (error-free products and sums), so the last FMA with
+// grad_output is the only rounding not compensated.
+inline constexpr float kFastLow = -86.0f;   // E = e^x stays a normal float32 down to x = -87.3
+inline constexpr float kFastHigh = 24.0f;   // from here on grad_output * s'(x) rounds to grad_output
+inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root expansion is used
 
-// -ax = n*ln2 + r with n integral and |r| <= ln2/2 (the reduction of
-// ExpNonPositive, n rounded by adding 1.5 * 2^23 instead of an instruction).
+// T_j = 2^(j/32) rounded to float32, and delta_j = ln(T_j) - j*ln2/32.
+JAS_TABLE inline constexpr float kExpTable[32] = {
+    0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f, 0x1.172b84p+0f, 0x1.1d4874p+0f,
+    0x1.2387a6p+0f, 0x1.29e9e0p+0f, 0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
+    0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f, 0x1.6a09e6p+0f, 0x1.71f75ep+0f,
+    0x1.7a1148p+0f, 0x1.82589ap+0f, 0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
+    0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f, 0x1.d5818ep+0f, 0x1.dfc974p+0f,
+    0x1.ea4afap+0f, 0x1.f50766p+0f};
+JAS_TABLE inline constexpr float kExpTableDelta[32] = {
+    0x0.0p+0f,        0x1.947416p-25f,  -0x1.8d96d4p-25f, 0x1.dda2fep-25f,  0x1.9c0c22p-27f,  0x1.a2fbb4p-25f,
+    -0x1.964902p-25f, 0x1.2b0dbcp-25f,  -0x1.125002p-25f, 0x1.cde8cep-26f,  -0x1.370be4p-25f, -0x1.336de2p-30f,
+    0x1.0a3552p-25f,  0x1.c541b6p-26f,  0x1.00d8acp-27f,  0x1.6cb284p-25f,  -0x1.26055cp-26f, -0x1.8b2bb8p-26f,
+    0x1.05cb44p-25f,  0x1.1c2142p-26f,  -0x1.67a1cap-28f, 0x1.348e56p-25f,  -0x1.a3b5e4p-28f, 0x1.0b7ec8p-25f,
+    0x1.f9c306p-27f,  0x1.e4c886p-26f,  0x1.6961b4p-28f,  0x1.b5151ep-28f,  0x1.a5217cp-28f,  0x1.ab7132p-26f,
+    -0x1.61428ep-28f, 0x1.2ad5f8p-27f};
+
+// Ts and em1 with e^x = Ts*(1 + em1), for x in [kFastLow, kFastHigh].
 template <class V>
-struct Reduced {
-  typename V::F n, r;
+struct ExpSplit {
+  typename V::F ts, em1;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline Reduced<V> ReduceNegative(typename V::F ax) {
+JAS_HOST_DEVICE inline ExpSplit<V> ExpTable(typename V::F x) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
-  const F n = V::Sub(V::Fnma(ax, V::Set(0x1.715476p+0f), shifter), shifter);  // -ax*log2(e)
-  const F r = V::Fnms(n, V::Set(0x1.62e400p-1f), ax);                       // -ax - n*ln2
-  return {n, V::Fnma(n, V::Set(0x1.7f7d1cp-20f), r)};
+  // k = round(32x/ln2) in kf's low bits; V::Lookup32 and V::AddExponent read
+  // j = k mod 32 and m = k div 32 from there.
+  const F kf = V::Fma(x, V::Set(0x1.715476p+5f), shifter);
+  const F k = V::Sub(kf, shifter);
+  const F r1 = V::Fnma(k, V::Set(0x1.62e430p-6f), x);  // exact: ln2/32's high part has 20 bits
+  // r = r1 - (k*ln2_lo + delta_j), rounded once.
+  const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), V::Lookup32(kExpTableDelta, kf)));
+  // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.011: error 2^-33.
+  const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.5555d2p-3f), V::Set(0x1.00008cp-1f)), r);
+  return {V::AddExponent(V::Lookup32(kExpTable, kf), kf), em1};
 }
 
-// Q(r) with e^r = 1 + r*Q(r), minimax for |r| <= 0.5 (the reduced range and
-// the root window): relative error 0.04 * 2^-24 for e^r, 0.1 * 2^-24 for
-// e^r - 1 = r*Q(r).
+// E = e^x and A = 1 + x + E on the fast path (x already clamped to it).
 template <class V>
-JAS_HOST_DEVICE inline typename V::F ExpQ(typename V::F r) {
-  using F = typename V::F;
-  F q = V::Set(0x1.9dba42p-13f);
-  q = V::Fma(q, r, V::Set(0x1.6f145ep-10f));
-  q = V::Fma(q, r, V::Set(0x1.111734p-7f));
-  q = V::Fma(q, r, V::Set(0x1.55521ep-5f));
-  q = V::Fma(q, r, V::Set(0x1.55554cp-3f));
-  q = V::Fma(q, r, V::Set(0x1.000002p-1f));
-  return V::Fma(q, r, V::Set(1.0f));
-}
-
-// exp(-ax) for ax in [0, kFastLimit]; the final scaling is exact (both
-// factors are normal).
-template <class V>
-JAS_HOST_DEVICE inline typename V::F ExpFast(typename V::F ax) {
-  const Reduced<V> red = ReduceNegative<V>(ax);
-  return V::Ldexp(V::Fma(red.r, ExpQ<V>(red.r), V::Set(1.0f)), red.n);
-}
-
-// E = exp(-|x|) and g = 1 + x + E on the fast path, with one polynomial. In
-// the root window (|d| < kRootWindow, d = x - x0) the exponential is taken
-// around x0 instead of a multiple of ln2: E = c*e^d, c = e^x0, and
-// g = d + c*(e^d - 1), two terms of d's sign (see the top of this file).
-template <class V>
-struct ExpAndRoot {
-  typename V::F e, g;
+struct ExpAndA {
+  typename V::F e, a;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
-  using F = typename V::F;
-  const F one = V::Set(1.0f);
-  const Reduced<V> red = ReduceNegative<V>(ax);
-  const F t = V::Sub(x, V::Set(kRootHi));  // exact
-  const F d = V::Sub(t, V::Set(kRootLo));
-  const auto near = V::Lt(V::Abs(d), V::Set(kRootWindow));
-  const F r = V::Select(near, d, red.r);
-  const F q = ExpQ<V>(r);
-  const F em1 = V::Mul(r, q);  // e^r - 1
-  // c = kC - lo (exactly, to this precision), so near the root
-  // w = c*(e^d - 1) + kC - c = kC*(e^d - 1) - lo*e^d,  E = kC + w,  g = t + w.
-  const F w = V::Fms(V::Set(kC), em1, V::Fma(V::Set(kRootLo), em1, V::Set(kRootLo)));
-  const F e = V::Select(near, V::Add(V::Set(kC), w), V::Ldexp(V::Fma(r, q, one), red.n));
-  const F g_near = V::Add(t, w);
-  return {e, V::Select(near, g_near, V::Add(V::Add(one, x), e))};
+JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
+  const ExpSplit<V> t = ExpTable<V>(x);
+  const typename V::F one_plus_x = V::Add(V::Set(1.0f), x);
+  return {V::Fma(t.ts, t.em1, t.ts), V::Fma(t.ts, t.em1, V::Add(one_plus_x, t.ts))};
 }
 
-// grad_output * s'(x) on the fast path, in float32 arithmetic whose rounding
-// errors are carried along (error-free products and sums) instead of
-// finishing in double. With sigma = 1/(1 + E), held as y + yl:
-//   x > 0:  s'(x) = sigma + x*E*sigma^2
-//   x <= 0: s'(x) = (E*sigma) * (g*sigma),  g = 1 + x + E (ExpFastWithRoot)
-// and the last operation, an FMA, is the only rounding not compensated.
+// A near the root, |x - x0| < kNearRoot: with t = x - hi (exact) and
+// d = t - lo, A = d*B, B = -x0 + c*d*R(d) = -hi + b, b = c*d*R(d) - lo,
+// R(d) = (e^d - 1 - d)/d^2 ~ 1/2 + d/6. A = t*(-hi) + (t*b - lo*B) keeps
+// the big product exact inside the last FMA.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE inline typename V::F NearRootA(typename V::F x, typename V::F a) {
+  using F = typename V::F;
+  const F t = V::Sub(x, V::Set(kRootHi));
+  const auto near = V::Lt(V::Abs(t), V::Set(kNearRoot));
+  if (!V::Any(near)) return a;
+  const F d = V::Sub(t, V::Set(kRootLo));
+  const F b = V::Fma(V::Mul(V::Set(kC), d), V::Fma(d, V::Set(1.0f / 6.0f), V::Set(0.5f)), V::Set(-kRootLo));
+  const F big_b = V::Sub(b, V::Set(kRootHi));
+  const F a_near = V::Fma(t, V::Set(-kRootHi), V::Fms(t, b, V::Mul(V::Set(kRootLo), big_b)));
+  return V::Select(near, a_near, a);
+}
+
+// s'(x) as hi + lo (|lo| a few ulp of hi) on the fast path.
+template <class V>
+struct Split {
+  typename V::F hi, lo;
+};
+
+template <class V>
+JAS_HOST_DEVICE inline Split<V> DerivativeF32Fast(typename V::F x) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const ExpAndRoot<V> eg = ExpFastWithRoot<V>(x, V::Abs(x));
-  const F e = eg.e, g = eg.g;
-  const F y = V::Div(one, V::Add(one, e));
-  // sigma - y = sigma * (1 - y*(1 + E)); 1 - y is exact (y in [1/2, 1]).
-  const F yl = V::Mul(y, V::Fnma(y, e, V::Sub(one, y)));
-  const F m1 = V::Mul(e, y);                // E*sigma = m1 + m1l
-  const F m1l = V::Fma(e, yl, V::Fms(e, y, m1));
-  // x <= 0
-  const F m2 = V::Mul(g, y);                // g*sigma = m2 + m2l
-  const F m2l = V::Fma(g, yl, V::Fms(g, y, m2));
-  const F s = V::Mul(m1, m2);
-  const F sl = V::Fma(m1, m2l, V::Fma(m1l, m2, V::Fms(m1, m2, s)));
-  // x > 0: sigma + x*E*sigma^2 = y + (yl + (x*m1)*y)
-  const F small = V::Fma(V::Mul(x, m1), y, yl);
-  const auto pos = V::Gt(x, V::Set(0.0f));
-  const F hi = V::Select(pos, y, s), lo = V::Select(pos, small, sl);
-  return V::Fma(go, hi, V::Mul(go, lo));
+  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const F e = ea.e, a = NearRootA<V>(x, ea.a);
+  // 1 + E = s + sl exactly (the larger operand first).
+  const F big = V::Max(one, e), small = V::Min(one, e);
+  const F s = V::Add(big, small);
+  const F sl = V::Add(V::Sub(big, s), small);
+  // (1 + E)^2 = dh + dl, to twice float32's precision.
+  const F dh = V::Mul(s, s);
+  const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
+  // 1/(dh + dl) = y + yl: 1 - dh*y is exact for the correctly rounded y.
+  const F y = V::Div(one, dh);
+  const F yl = V::Mul(y, V::Fnma(dl, y, V::Fnma(dh, y, one)));
+  // E*A = mh + ml exactly.
+  const F mh = V::Mul(e, a);
+  const F ml = V::Fms(e, a, mh);
+  const F hi = V::Mul(mh, y);
+  return {hi, V::Fma(mh, yl, V::Fma(ml, y, V::Fms(mh, y, hi)))};
+}
+
+// grad_output * s'(x) on the fast path; x >= kFastHigh (+inf included)
+// gives grad_output exactly.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
+  const Split<V> ds = DerivativeF32Fast<V>(x);
+  const typename V::F r = V::Fma(go, ds.hi, V::Mul(go, ds.lo));
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 }
 
 // Which NaN an operation returns when several meet depends on operand order,
@@ -271,11 +295,11 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
   return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
 }
 
-// Lanes for the general path: |x| > kFastLimit, NaN x, and a NaN or
-// infinite grad_output (which turns grad_output*0 + |x| into NaN).
+// Lanes for the general path: x < kFastLow, NaN x, and a NaN or infinite
+// grad_output (which turns grad_output*0 - x into NaN).
 template <class V>
 JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
-  return V::Nle(V::Fma(go, V::Set(0.0f), V::Abs(x)), V::Set(kFastLimit));
+  return V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow));
 }
 
 // grad_output * s'(x) for float32 results.
@@ -290,22 +314,18 @@ JAS_HOST_DEVICE inline typename V::F GradF32(typename V::F go, typename V::F x) 
 }
 
 // grad_output * s'(x) for the half types, whose single rounding to 8 or 11
-// bits swamps a few float32 ulp: plain float32 arithmetic on the fast path,
-// without NearRoot. Half inputs stay away from the root (|x - x0| > 1.4e-4
-// for float16, 2.8e-3 for bfloat16), so the cancellation in 1 + x + E
-// costs at most 2^-12.4 relative: under 0.4 ulp of float16 on top of the
-// final rounding's 0.5 (the float16 worst case measured over every input is
-// 0.5002 ulp).
+// bits swamps a few float32 ulp: the fast path's E and A in plain float32
+// arithmetic, without the root expansion. Half inputs stay away from the
+// root (|x - x0| > 1.4e-4 for float16, 2.8e-3 for bfloat16), where A's
+// relative error is still below 2^-20.
 template <class V>
 JAS_HOST_DEVICE inline typename V::F GradHalf(typename V::F go, typename V::F x) {
   using F = typename V::F;
-  const F one = V::Set(1.0f);
-  const F e = ExpFast<V>(V::Abs(x));
-  const F p = V::Add(one, x);
-  const F g = V::Add(p, e);
-  const F num = V::Select(V::Gt(x, V::Set(0.0f)), V::Fma(e, p, one), V::Mul(e, g));
-  const F den = V::Fma(e, V::Add(e, V::Set(2.0f)), one);  // (1 + E)^2
-  const F fast = V::Mul(go, V::Div(num, den));
+  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const F s = V::Add(V::Set(1.0f), ea.e);
+  const F r = V::Mul(go, V::Div(V::Mul(ea.e, ea.a), V::Mul(s, s)));
+  const F fast = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
   const auto general = NeedsGeneralPath<V>(go, x);
   if (!V::Any(general)) return fast;
   return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), fast);

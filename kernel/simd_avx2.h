@@ -85,6 +85,26 @@ struct Avx2 {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
   }
 
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
+  // ExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
+  // the index (moved into the sign bit that blendv reads). Cheaper than a
+  // gather, and the table stays in registers inside the loop.
+  static F Lookup32(const float* table, F kf) {
+    const __m256i idx = _mm256_castps_si256(kf);
+    const F lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), idx),
+                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), idx),
+                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+    const F hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), idx),
+                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), idx),
+                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+    return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27)));
+  }
+  // t * 2^(k div 32), k in kf's low bits (see simd_avx512.h).
+  static F AddExponent(F t, F kf) {
+    const __m256i m = _mm256_and_si256(_mm256_slli_epi32(_mm256_castps_si256(kf), 18), _mm256_set1_epi32(-0x800000));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), m));
+  }
+
   static F ScaleByPow2(F p, F n) {
     const __m256i ni = _mm256_cvtps_epi32(n);
     const __m256i n1 = _mm256_srai_epi32(ni, 1);

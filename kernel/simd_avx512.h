@@ -89,6 +89,18 @@ struct Avx512 {
   // p * 2^n, n integral, where 2^n and the product are normal (exact).
   static F Ldexp(F p, F n) { return _mm512_scalef_ps(p, n); }
 
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
+  static F Lookup32(const float* table, F kf) {
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(table), _mm512_castps_si512(kf), _mm512_loadu_ps(table + 16));
+  }
+  // t * 2^(k div 32), k in kf's low bits (kf = k + 1.5*2^23): the exponent
+  // field gets floor(k/32), i.e. kf's bits shifted left by 18 (the shifter's
+  // own bits leave the word) with the k mod 32 bits cleared.
+  static F AddExponent(F t, F kf) {
+    const __m512i m = _mm512_and_si512(_mm512_slli_epi32(_mm512_castps_si512(kf), 18), _mm512_set1_epi32(-0x800000));
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(t), m));
+  }
+
   static F ScaleByPow2(F p, F n) {
     const __m512i ni = _mm512_cvtps_epi32(n);
     const __m512i n1 = _mm512_srai_epi32(ni, 1);
