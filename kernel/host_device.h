@@ -9,6 +9,20 @@
 #define JAS_HOST_DEVICE
 #endif
 
+// The per-vector formula is inlined into the loops (so two vectors' work
+// interleaves and constants stay in registers); its rare paths are not, so
+// they do not crowd the common one.
+#if defined(__CUDACC__)
+#define JAS_ALWAYS_INLINE __forceinline__
+#define JAS_NOINLINE __noinline__
+#elif defined(__GNUC__)
+#define JAS_ALWAYS_INLINE inline __attribute__((always_inline))
+#define JAS_NOINLINE __attribute__((noinline))
+#else
+#define JAS_ALWAYS_INLINE inline
+#define JAS_NOINLINE
+#endif
+
 // Tables the formulas index at run time: device memory in CUDA code.
 #if defined(__CUDACC__)
 #define JAS_TABLE __device__

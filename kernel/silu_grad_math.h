@@ -171,24 +171,28 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 // With Ts = 2^m * T_j (exact) and em1 = e^r - 1 (|r| <= 0.0109):
 //   E = Ts + Ts*em1,   A = ((1 + x) + Ts) + Ts*em1.
 // Near the root x0 (s'(x0) = 0) both (1 + x) and (1 + x) + Ts are exact
-// (Sterbenz), so A keeps its relative accuracy while it cancels down to
+// (Sterbenz), so A keeps its relative accuracy while it cancels, down to
 // |A| ~ 3e-3; closer still (|x - x0| < kNearRoot) A comes from the
 // expansion A = d*(-x0 + c*d*R(d)), d = x - x0, c = e^x0.
-// The quotient keeps the rounding errors of E*A, (1 + E)^2 and the division
-// as low parts (error-free products and sums), so the last FMA with
-// grad_output is the only rounding not compensated.
+// The quotient carries the rounding errors of E*A, 1 + E, its square and the
+// division as low parts (error-free products and sums), so the last FMA with
+// grad_output is the only rounding not compensated. Every float32 input is
+// checked against this by benchmarks/exhaustive_accuracy.cc.
 inline constexpr float kFastLow = -86.0f;   // E = e^x stays a normal float32 down to x = -87.3
 inline constexpr float kFastHigh = 24.0f;   // from here on grad_output * s'(x) rounds to grad_output
 inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root expansion is used
 
-// T_j = 2^(j/32) rounded to float32, and delta_j = ln(T_j) - j*ln2/32.
+// T_j = 2^(j/32) rounded to float32, stored with j*2^18 taken off its bits:
+// V::AddExponent adds k*2^18 = m*2^23 + j*2^18 back, which also puts m in
+// the exponent field.
 JAS_TABLE inline constexpr float kExpTable[32] = {
-    0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f, 0x1.172b84p+0f, 0x1.1d4874p+0f,
-    0x1.2387a6p+0f, 0x1.29e9e0p+0f, 0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
-    0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f, 0x1.6a09e6p+0f, 0x1.71f75ep+0f,
-    0x1.7a1148p+0f, 0x1.82589ap+0f, 0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
-    0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f, 0x1.d5818ep+0f, 0x1.dfc974p+0f,
-    0x1.ea4afap+0f, 0x1.f50766p+0f};
+    0x1.000000p+0f, 0x1.fd9b0ep-1f, 0x1.fb5586p-1f, 0x1.f9301ep-1f, 0x1.f72b84p-1f, 0x1.f54874p-1f,
+    0x1.f387a6p-1f, 0x1.f1e9e0p-1f, 0x1.f06fe0p-1f, 0x1.ef1a74p-1f, 0x1.edea64p-1f, 0x1.ece086p-1f,
+    0x1.ebfdaep-1f, 0x1.eb42b6p-1f, 0x1.eab07ep-1f, 0x1.ea47ecp-1f, 0x1.ea09e6p-1f, 0x1.e9f75ep-1f,
+    0x1.ea1148p-1f, 0x1.ea589ap-1f, 0x1.eace54p-1f, 0x1.eb737cp-1f, 0x1.ec4918p-1f, 0x1.ed503cp-1f,
+    0x1.ee89fap-1f, 0x1.eff770p-1f, 0x1.f199bep-1f, 0x1.f3720ep-1f, 0x1.f5818ep-1f, 0x1.f7c974p-1f,
+    0x1.fa4afap-1f, 0x1.fd0766p-1f};
+// delta_j = ln(T_j) - j*ln2/32.
 JAS_TABLE inline constexpr float kExpTableDelta[32] = {
     0x0.0p+0f,        0x1.947416p-25f,  -0x1.8d96d4p-25f, 0x1.dda2fep-25f,  0x1.9c0c22p-27f,  0x1.a2fbb4p-25f,
     -0x1.964902p-25f, 0x1.2b0dbcp-25f,  -0x1.125002p-25f, 0x1.cde8cep-26f,  -0x1.370be4p-25f, -0x1.336de2p-30f,
@@ -197,14 +201,15 @@ JAS_TABLE inline constexpr float kExpTableDelta[32] = {
     0x1.f9c306p-27f,  0x1.e4c886p-26f,  0x1.6961b4p-28f,  0x1.b5151ep-28f,  0x1.a5217cp-28f,  0x1.ab7132p-26f,
     -0x1.61428ep-28f, 0x1.2ad5f8p-27f};
 
-// Ts and em1 with e^x = Ts*(1 + em1), for x in [kFastLow, kFastHigh].
+// E = e^x and A = 1 + x + E for x in [kFastLow, kFastHigh] (other lanes get
+// values that the callers discard).
 template <class V>
-struct ExpSplit {
-  typename V::F ts, em1;
+struct ExpAndA {
+  typename V::F e, a;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline ExpSplit<V> ExpTable(typename V::F x) {
+JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
   // k = round(32x/ln2) in kf's low bits; V::Lookup32 and V::AddExponent read
@@ -216,20 +221,15 @@ JAS_HOST_DEVICE inline ExpSplit<V> ExpTable(typename V::F x) {
   const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), V::Lookup32(kExpTableDelta, kf)));
   // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.011: error 2^-33.
   const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.5555d2p-3f), V::Set(0x1.00008cp-1f)), r);
-  return {V::AddExponent(V::Lookup32(kExpTable, kf), kf), em1};
+  const F ts = V::AddExponent(V::Lookup32(kExpTable, kf), kf);
+  const F one_plus_x = V::Add(V::Set(1.0f), x);
+  return {V::Fma(ts, em1, ts), V::Fma(ts, em1, V::Add(one_plus_x, ts))};
 }
 
-// E = e^x and A = 1 + x + E on the fast path (x already clamped to it).
+// Lanes near the root, where A comes from NearRootA.
 template <class V>
-struct ExpAndA {
-  typename V::F e, a;
-};
-
-template <class V>
-JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
-  const ExpSplit<V> t = ExpTable<V>(x);
-  const typename V::F one_plus_x = V::Add(V::Set(1.0f), x);
-  return {V::Fma(t.ts, t.em1, t.ts), V::Fma(t.ts, t.em1, V::Add(one_plus_x, t.ts))};
+JAS_HOST_DEVICE inline typename V::M NearRoot(typename V::F x) {
+  return V::Lt(V::Abs(V::Sub(x, V::Set(kRootHi))), V::Set(kNearRoot));
 }
 
 // A near the root, |x - x0| < kNearRoot: with t = x - hi (exact) and
@@ -237,53 +237,49 @@ JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
 // R(d) = (e^d - 1 - d)/d^2 ~ 1/2 + d/6. A = t*(-hi) + (t*b - lo*B) keeps
 // the big product exact inside the last FMA.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F NearRootA(typename V::F x, typename V::F a) {
+JAS_HOST_DEVICE inline typename V::F NearRootA(typename V::F x) {
   using F = typename V::F;
   const F t = V::Sub(x, V::Set(kRootHi));
-  const auto near = V::Lt(V::Abs(t), V::Set(kNearRoot));
-  if (!V::Any(near)) return a;
   const F d = V::Sub(t, V::Set(kRootLo));
   const F b = V::Fma(V::Mul(V::Set(kC), d), V::Fma(d, V::Set(1.0f / 6.0f), V::Set(0.5f)), V::Set(-kRootLo));
   const F big_b = V::Sub(b, V::Set(kRootHi));
-  const F a_near = V::Fma(t, V::Set(-kRootHi), V::Fms(t, b, V::Mul(V::Set(kRootLo), big_b)));
-  return V::Select(near, a_near, a);
+  return V::Fma(t, V::Set(-kRootHi), V::Fms(t, b, V::Mul(V::Set(kRootLo), big_b)));
 }
 
-// s'(x) as hi + lo (|lo| a few ulp of hi) on the fast path.
+// s'(x) as hi + lo on the fast path, |lo| below 2^-8 |hi|.
 template <class V>
 struct Split {
   typename V::F hi, lo;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline Split<V> DerivativeF32Fast(typename V::F x) {
+JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
-  ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
-  const F e = ea.e, a = NearRootA<V>(x, ea.a);
-  // 1 + E = s + sl exactly (the larger operand first).
+  // 1 + E = s + sl exactly (Fast2Sum, the larger operand first).
   const F big = V::Max(one, e), small = V::Min(one, e);
   const F s = V::Add(big, small);
   const F sl = V::Add(V::Sub(big, s), small);
-  // (1 + E)^2 = dh + dl, to twice float32's precision.
+  // (1 + E)^2 = dh + dl, to about twice float32's precision.
   const F dh = V::Mul(s, s);
   const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
-  // 1/(dh + dl) = y + yl: 1 - dh*y is exact for the correctly rounded y.
-  const F y = V::Div(one, dh);
-  const F yl = V::Mul(y, V::Fnma(dl, y, V::Fnma(dh, y, one)));
   // E*A = mh + ml exactly.
   const F mh = V::Mul(e, a);
   const F ml = V::Fms(e, a, mh);
-  const F hi = V::Mul(mh, y);
-  return {hi, V::Fma(mh, yl, V::Fma(ml, y, V::Fms(mh, y, hi)))};
+  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q); the
+  // first term is exact for the correctly rounded q. rho/dh needs only a
+  // few bits of 1/dh: a seed refined by one Newton step (2^-6).
+  const F q = V::Div(mh, dh);
+  const F rho = V::Add(V::Fnma(dh, q, mh), V::Fnma(dl, q, ml));
+  F y = V::RecipSeed(dh);
+  y = V::Mul(y, V::Fnma(dh, y, V::Set(2.0f)));
+  return {q, V::Mul(rho, y)};
 }
 
-// grad_output * s'(x) on the fast path; x >= kFastHigh (+inf included)
-// gives grad_output exactly.
+// grad_output * s'(x) from the split, rounded once; x >= kFastHigh (+inf
+// included) gives grad_output exactly.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
-  const Split<V> ds = DerivativeF32Fast<V>(x);
+JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, typename V::F x, Split<V> ds) {
   const typename V::F r = V::Fma(go, ds.hi, V::Mul(go, ds.lo));
   return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 }
@@ -302,15 +298,25 @@ JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename
   return V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow));
 }
 
-// grad_output * s'(x) for float32 results.
+// The vectors with a lane near the root or off the fast path (rare).
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradF32(typename V::F go, typename V::F x) {
-  const typename V::F fast = GradF32Fast<V>(go, x);
-  const auto general = NeedsGeneralPath<V>(go, x);
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general) {
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  const typename V::F a = V::Select(NearRoot<V>(x), NearRootA<V>(x), ea.a);
+  const typename V::F fast = TimesGrad<V>(go, x, QuotientF32<V>(ea.e, a));
   if (!V::Any(general)) return fast;
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
   return V::Select(general, CanonicalNan<V>(V::Narrow(d)), fast);
+}
+
+// grad_output * s'(x) for float32 results.
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
+  const auto general = NeedsGeneralPath<V>(go, x);
+  if (V::Any(V::Or(general, NearRoot<V>(x)))) return GradF32Rare<V>(go, x, general);
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  return TimesGrad<V>(go, x, QuotientF32<V>(ea.e, ea.a));
 }
 
 // grad_output * s'(x) for the half types, whose single rounding to 8 or 11
@@ -319,16 +325,24 @@ JAS_HOST_DEVICE inline typename V::F GradF32(typename V::F go, typename V::F x) 
 // root (|x - x0| > 1.4e-4 for float16, 2.8e-3 for bfloat16), where A's
 // relative error is still below 2^-20.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradHalf(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalfFast(typename V::F go, typename V::F x) {
   using F = typename V::F;
-  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
-  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
   const F s = V::Add(V::Set(1.0f), ea.e);
   const F r = V::Mul(go, V::Div(V::Mul(ea.e, ea.a), V::Mul(s, s)));
-  const F fast = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+}
+
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typename V::F x, typename V::M general) {
+  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), GradHalfFast<V>(go, x));
+}
+
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalf(typename V::F go, typename V::F x) {
   const auto general = NeedsGeneralPath<V>(go, x);
-  if (!V::Any(general)) return fast;
-  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), fast);
+  if (V::Any(general)) return GradHalfRare<V>(go, x, general);
+  return GradHalfFast<V>(go, x);
 }
 
 }  // namespace jas::math

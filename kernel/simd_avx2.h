@@ -85,6 +85,10 @@ struct Avx2 {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
   }
 
+  // A rough 1/d (see simd_avx512.h).
+  static F RecipSeed(F d) {
+    return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(0x7ef311c3), _mm256_castps_si256(d)));
+  }
   // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
   // ExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
   // the index (moved into the sign bit that blendv reads). Cheaper than a
@@ -99,10 +103,9 @@ struct Avx2 {
                                   _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
     return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27)));
   }
-  // t * 2^(k div 32), k in kf's low bits (see simd_avx512.h).
+  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   static F AddExponent(F t, F kf) {
-    const __m256i m = _mm256_and_si256(_mm256_slli_epi32(_mm256_castps_si256(kf), 18), _mm256_set1_epi32(-0x800000));
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), m));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_slli_epi32(_mm256_castps_si256(kf), 18)));
   }
 
   static F ScaleByPow2(F p, F n) {

@@ -56,12 +56,14 @@ struct CudaLane {
     return __fmul_rn(p, __uint_as_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23));
   }
 
+  // A rough 1/d (see simd_avx512.h).
+  __device__ static F RecipSeed(F d) { return __uint_as_float(0x7ef311c3u - __float_as_uint(d)); }
   // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
   // ExpTable; its tables are __device__ arrays in device code).
   __device__ static F Lookup32(const float* table, F kf) { return table[__float_as_uint(kf) & 31u]; }
-  // t * 2^(k div 32), k in kf's low bits (see simd_avx512.h).
+  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   __device__ static F AddExponent(F t, F kf) {
-    return __uint_as_float(__float_as_uint(t) + ((__float_as_uint(kf) << 18) & 0xff800000u));
+    return __uint_as_float(__float_as_uint(t) + (__float_as_uint(kf) << 18));
   }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
