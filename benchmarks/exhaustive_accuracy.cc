@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "half.h"
+#include "common/half.h"
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 
