@@ -54,4 +54,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
         .Ctx<::xla::ffi::ScratchAllocator>()               // device workspace, freed after the call
         .Arg<::xla::ffi::AnyBuffer>()                      // grad_output: F32/F16/BF16, broadcastable
         .Arg<::xla::ffi::AnyBuffer>()                      // self (x, the forward input), broadcastable
-        .Ret<::xla::ffi::AnyBuffer>());                    // grad_input: the broadcast shape
+        .Ret<::xla::ffi::AnyBuffer>(),                     // grad_input: the broadcast shape
+    // Safe inside a CUDA graph: it only launches kernels on the given stream,
+    // allocates device memory only through the scratch allocator (which XLA
+    // backs with a buffer of its own) and never waits on or queries the
+    // stream. Without the trait XLA splits command buffers around the call.
+    {::xla::ffi::Traits::kCmdBufferCompatible});

@@ -178,7 +178,9 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 // division as low parts (error-free products and sums), so the last FMA with
 // grad_output is the only rounding not compensated. Every float32 input is
 // checked against this by benchmarks/exhaustive_accuracy.cc.
-inline constexpr float kFastLow = -86.0f;   // E = e^x stays a normal float32 down to x = -87.3
+// Below kFastLow the low parts of E*A and of the quotient would become
+// subnormal (costly on x86, see TinyGrad), and s'(x) < 2^-42.6 there.
+inline constexpr float kFastLow = -33.0f;
 inline constexpr float kFastHigh = 24.0f;   // from here on grad_output * s'(x) rounds to grad_output
 inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root expansion is used
 
@@ -276,12 +278,39 @@ JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   return {q, V::Mul(rho, y)};
 }
 
-// grad_output * s'(x) from the split, rounded once; x >= kFastHigh (+inf
-// included) gives grad_output exactly.
+// grad_output * (hi + lo), rounded once.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, typename V::F x, Split<V> ds) {
-  const typename V::F r = V::Fma(go, ds.hi, V::Mul(go, ds.lo));
-  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
+  return V::Fma(go, ds.hi, V::Mul(go, ds.lo));
+}
+
+// Subnormal floats: on x86 a float operation whose result or operand is
+// subnormal (unless exact) takes a microcode assist of ~100 cycles, which
+// made subnormal gradients 7-10x slower. Lanes with 0 < |grad_output| <
+// kTinyGrad, where g*s'(x) or g*lo may be subnormal (s'(x) >= 2^-42.6 on the
+// fast path, so other lanes' products stay above 2^-86), finish in double
+// instead: float <-> double conversions take subnormals at full speed, and
+// the conversion back is the one rounding, gradual underflow included.
+inline constexpr float kTinyGrad = 0x1p-43f;
+
+template <class V>
+JAS_HOST_DEVICE inline typename V::M TinyGrad(typename V::F go) {
+  const typename V::F a = V::Abs(go);
+  return V::And(V::Lt(a, V::Set(kTinyGrad)), V::Gt(a, V::Set(0.0f)));
+}
+
+template <class V, class S>
+JAS_HOST_DEVICE inline typename V::F TimesGradDouble(typename V::F go, S ds) {
+  typename V::D out[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    const typename V::D g = V::Widen(go, h);
+    if constexpr (requires { ds.lo; }) {
+      out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
+    } else {
+      out[h] = V::MulD(g, V::Widen(ds, h));
+    }
+  }
+  return V::Narrow(out);
 }
 
 // Which NaN an operation returns when several meet depends on operand order,
@@ -298,25 +327,44 @@ JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename
   return V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow));
 }
 
-// The vectors with a lane near the root or off the fast path (rare).
+// The vectors with a lane near the root, with a tiny grad_output or off the
+// fast path (rare in practice, every vector for subnormal gradients).
 template <class V>
-JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general) {
-  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
-  const typename V::F a = V::Select(NearRoot<V>(x), NearRootA<V>(x), ea.a);
-  const typename V::F fast = TimesGrad<V>(go, x, QuotientF32<V>(ea.e, a));
-  if (!V::Any(general)) return fast;
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general,
+                                                       typename V::M tiny) {
+  using F = typename V::F;
+  // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
+  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const F a = V::Select(NearRoot<V>(x), NearRootA<V>(x), ea.a);
+  const Split<V> ds = QuotientF32<V>(ea.e, a);
+  F r = TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds);
+  if (V::Any(tiny)) r = V::Select(tiny, TimesGradDouble<V>(go, ds), r);
+  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  if (!V::Any(general)) return r;
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
-  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), fast);
+  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), r);
 }
 
-// grad_output * s'(x) for float32 results.
+// grad_output * s'(x) for float32 results; x >= kFastHigh (+inf included)
+// gives grad_output exactly.
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
+  using F = typename V::F;
   const auto general = NeedsGeneralPath<V>(go, x);
-  if (V::Any(V::Or(general, NearRoot<V>(x)))) return GradF32Rare<V>(go, x, general);
+  const auto tiny = TinyGrad<V>(go);
+  const auto near = NearRoot<V>(x);
+  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, tiny);
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
-  return TimesGrad<V>(go, x, QuotientF32<V>(ea.e, ea.a));
+  const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
+  F r;
+  if (V::Any(tiny)) {  // inline: with subnormal gradients every vector comes here
+    r = V::Select(tiny, TimesGradDouble<V>(go, ds), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
+  } else {
+    r = TimesGrad<V>(go, ds);
+  }
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 }
 
 // grad_output * s'(x) for the half types, whose single rounding to 8 or 11
@@ -325,24 +373,33 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typena
 // root (|x - x0| > 1.4e-4 for float16, 2.8e-3 for bfloat16), where A's
 // relative error is still below 2^-20.
 template <class V>
-JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalfFast(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F HalfDerivative(typename V::F x) {
   using F = typename V::F;
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
   const F s = V::Add(V::Set(1.0f), ea.e);
-  const F r = V::Mul(go, V::Div(V::Mul(ea.e, ea.a), V::Mul(s, s)));
-  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  return V::Div(V::Mul(ea.e, ea.a), V::Mul(s, s));
 }
 
+// bfloat16 shares float32's exponent range, so its gradients can be
+// subnormal floats too (float16's cannot); x < kFastLow takes GradFloat.
 template <class V>
-JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typename V::F x, typename V::M general) {
-  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), GradHalfFast<V>(go, x));
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typename V::F x, typename V::M general,
+                                                        typename V::M tiny) {
+  using F = typename V::F;
+  const F ds = HalfDerivative<V>(V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow)));
+  F r = V::Mul(V::Select(tiny, V::Set(1.0f), go), ds);
+  if (V::Any(tiny)) r = V::Select(tiny, TimesGradDouble<V>(go, ds), r);
+  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  if (!V::Any(general)) return r;
+  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), r);
 }
 
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalf(typename V::F go, typename V::F x) {
   const auto general = NeedsGeneralPath<V>(go, x);
-  if (V::Any(general)) return GradHalfRare<V>(go, x, general);
-  return GradHalfFast<V>(go, x);
+  const auto tiny = TinyGrad<V>(go);
+  if (V::Any(V::Or(general, tiny))) return GradHalfRare<V>(go, x, general, tiny);
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
 }
 
 }  // namespace jas::math

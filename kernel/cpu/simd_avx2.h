@@ -62,6 +62,7 @@ struct Avx2 {
   static M IsNan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _mm256_or_ps(a, b); }
+  static M And(M a, M b) { return _mm256_and_ps(a, b); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
 

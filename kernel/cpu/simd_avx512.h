@@ -63,6 +63,7 @@ struct Avx512 {
   static M IsNan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _kor_mask16(a, b); }
+  static M And(M a, M b) { return _kand_mask16(a, b); }
   static bool Any(M m) { return m != 0; }
   static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
 

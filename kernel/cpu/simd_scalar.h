@@ -45,6 +45,7 @@ struct Scalar {
   static M IsNan(F a) { return a != a; }
   static M Nle(F a, F b) { return !(a <= b); }
   static M Or(M a, M b) { return a || b; }
+  static M And(M a, M b) { return a && b; }
   static bool Any(M m) { return m; }
   static F Select(M m, F a, F b) { return m ? a : b; }
 

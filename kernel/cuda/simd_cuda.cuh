@@ -39,6 +39,7 @@ struct CudaLane {
   __device__ static M IsNan(F a) { return a != a; }
   __device__ static M Nle(F a, F b) { return !(a <= b); }
   __device__ static M Or(M a, M b) { return a || b; }
+  __device__ static M And(M a, M b) { return a && b; }
   __device__ static bool Any(M m) { return m; }
   __device__ static F Select(M m, F a, F b) { return m ? a : b; }
 
