@@ -23,11 +23,12 @@
 #define JAS_NOINLINE
 #endif
 
-// Tables the formulas index at run time: device memory in CUDA code.
+// Constant tables the formulas index at run time: device memory in CUDA
+// code (internal linkage there, as nvcc's whole-program mode requires).
 #if defined(__CUDACC__)
-#define JAS_TABLE __device__
+#define JAS_TABLE static __device__ constexpr
 #else
-#define JAS_TABLE
+#define JAS_TABLE inline constexpr
 #endif
 
 #endif  // JAX_ASCEND_SILU_KERNEL_COMMON_HOST_DEVICE_H_

@@ -187,7 +187,7 @@ inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root ex
 // T_j = 2^(j/32) rounded to float32, stored with j*2^18 taken off its bits:
 // V::AddExponent adds k*2^18 = m*2^23 + j*2^18 back, which also puts m in
 // the exponent field.
-JAS_TABLE inline constexpr float kExpTable[32] = {
+JAS_TABLE float kExpTable[32] = {
     0x1.000000p+0f, 0x1.fd9b0ep-1f, 0x1.fb5586p-1f, 0x1.f9301ep-1f, 0x1.f72b84p-1f, 0x1.f54874p-1f,
     0x1.f387a6p-1f, 0x1.f1e9e0p-1f, 0x1.f06fe0p-1f, 0x1.ef1a74p-1f, 0x1.edea64p-1f, 0x1.ece086p-1f,
     0x1.ebfdaep-1f, 0x1.eb42b6p-1f, 0x1.eab07ep-1f, 0x1.ea47ecp-1f, 0x1.ea09e6p-1f, 0x1.e9f75ep-1f,
@@ -195,7 +195,7 @@ JAS_TABLE inline constexpr float kExpTable[32] = {
     0x1.ee89fap-1f, 0x1.eff770p-1f, 0x1.f199bep-1f, 0x1.f3720ep-1f, 0x1.f5818ep-1f, 0x1.f7c974p-1f,
     0x1.fa4afap-1f, 0x1.fd0766p-1f};
 // delta_j = ln(T_j) - j*ln2/32.
-JAS_TABLE inline constexpr float kExpTableDelta[32] = {
+JAS_TABLE float kExpTableDelta[32] = {
     0x0.0p+0f,        0x1.947416p-25f,  -0x1.8d96d4p-25f, 0x1.dda2fep-25f,  0x1.9c0c22p-27f,  0x1.a2fbb4p-25f,
     -0x1.964902p-25f, 0x1.2b0dbcp-25f,  -0x1.125002p-25f, 0x1.cde8cep-26f,  -0x1.370be4p-25f, -0x1.336de2p-30f,
     0x1.0a3552p-25f,  0x1.c541b6p-26f,  0x1.00d8acp-27f,  0x1.6cb284p-25f,  -0x1.26055cp-26f, -0x1.8b2bb8p-26f,
