@@ -4,6 +4,7 @@
 // bitwise identical across ISAs, thread counts and tilings. Compile with
 // -ffp-contract=off so the compiler adds no fusions of its own.
 //
+// The general path (SiluParts, GradFloat, GradDouble) takes any input.
 // With E = exp(-|x|) in (0, 1] (never overflows):
 //   x > 0:  s'(x) = (1 + E*(1 + x)) / (1 + E)^2
 //   x <= 0: s'(x) = E*(1 + x + E) / (1 + E)^2
@@ -18,11 +19,11 @@
 // float), so E is carried scaled by 2^160 and the scale is applied where the
 // result itself is small. Below x = -250 even 3.4e38 * s'(x) rounds to 0.
 //
-// Two paths, chosen per lane: the general one (SiluParts, GradFloat,
-// GradDouble) takes any input; the fast one (GradF32Fast, GradHalf, at the
-// end) covers |x| <= 32 with a finite grad_output, nearly every input in
-// practice, with no clamping or scaling and no double arithmetic. A vector
-// runs the general path only when one of its lanes needs it.
+// The fast path (GradF32, GradHalf, at the end; a different formula, see
+// there) covers x >= kFastLow with a finite grad_output, nearly every input
+// in practice. The choice is made per lane, so results do not depend on which
+// other lanes share a vector (nor on the ISA's vector width); a vector runs
+// the general path only when one of its lanes needs it.
 #ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_MATH_H_
 #define JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_MATH_H_
 
