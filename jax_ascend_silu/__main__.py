@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--repeats", type=_positive_int,
                        help="minimum interleaved rounds per case (default 15, quick 5)")
     bench.add_argument("--out", default="bench_out", help="folder for the JSON and the PNG plot (default bench_out)")
+    bench.add_argument("--markdown", metavar="FILE",
+                       help="also write the tables into FILE between its bench-table markers "
+                            "(e.g. benchmarks/README.md)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     bench.set_defaults(func=_bench)
     args = parser.parse_args(argv)

@@ -47,3 +47,23 @@ def test_pytorch_goal_reports_the_worst_size_from_2_16():
 def test_goals_without_measurements_say_so():
     goals = report.goals({}, None, {})
     assert goals and all(g.verdict == "not measured" and g.spread is None for g in goals)
+
+
+def test_subnormal_goal_is_normal_over_subnormal_time():
+    sweep = {"float32": {2**20: {"ours": stats(2.0), "ours_subnormal": stats(3.0)}}}
+    g = goal(report.goals(sweep, None, {}), "subnormal grad_output, float32 2^20")
+    assert g.measured == pytest.approx(2.0 / 3.0)
+    assert g.verdict == "not met"  # 1.5x slower than normal inputs; the goal allows 1.3x
+    sweep["float32"][2**20]["ours_subnormal"] = stats(2.5)
+    assert goal(report.goals(sweep, None, {}), "subnormal grad_output, float32 2^20").verdict == "met"
+
+
+def test_markdown_table_replaces_its_marked_section_only(tmp_path):
+    path = tmp_path / "README.md"
+    report.write_markdown(path, "first table")  # a new file gets the marked section
+    assert path.read_text() == f"{report.MARKDOWN_BEGIN}\nfirst table\n{report.MARKDOWN_END}\n"
+    path.write_text("# Benchmarks\n\nprose before\n\n" + path.read_text() + "\nprose after\n")
+    report.write_markdown(path, "second table")
+    text = path.read_text()
+    assert "first table" not in text and text.count("second table") == 1
+    assert text.startswith("# Benchmarks\n\nprose before\n\n") and text.endswith("\nprose after\n")

@@ -46,8 +46,13 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
 }  // namespace
 }  // namespace jas::ffi
 
+// Safe inside a CUDA graph: it only launches kernels on the given stream,
+// allocates device memory only through the scratch allocator (which XLA backs
+// with a buffer of its own) and never waits on or queries the stream. Without
+// the trait XLA splits command buffers around the call.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCuda, jas::ffi::SiluGradCudaImpl,
     jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
                                .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
-                               .Ctx<::xla::ffi::ScratchAllocator>()));           // device workspace, freed after the call
+                               .Ctx<::xla::ffi::ScratchAllocator>()),            // device workspace, freed after the call
+    {::xla::ffi::Traits::kCmdBufferCompatible});

@@ -55,6 +55,20 @@ def environment() -> dict:
     }
 
 
+def markdown_section(env, sweep, small, mlp, goal_list) -> str:
+    """The run's tables as markdown, with the machine and its load."""
+    parts = [f"Measured {env['date']}: jax_ascend_silu {env['jax_ascend_silu']}, jax {env['jax']}, "
+             f"{env['cpu']}, {env['cores']} cores, kernel ISA {env['kernel_isa']}; load average "
+             f"{env['load_average_before']:.2f} before, {env['load_average_after']:.2f} after "
+             "(other processes share the machine: ratios within one run are what to read)."]
+    if sweep:
+        parts.append("SiluGrad, median time (bandwidth); ratios > 1 favour this package\n\n" + report.sweep_table(sweep))
+    if small or mlp:
+        parts.append(report.models_table(small, mlp))
+    parts.append("Goals\n\n" + report.goals_table(goal_list))
+    return "\n\n".join(parts)
+
+
 def run(options) -> int:
     """Runs the benchmarks the options ask for, prints the tables, writes
     JSON (and the plot) under options.out. Returns a process exit code."""
@@ -98,6 +112,10 @@ def run(options) -> int:
     if small or mlp:
         print("\n" + report.models_table(small, mlp))
     print("\nGoals\n\n" + report.goals_table(goal_list))
+
+    if getattr(options, "markdown", None):
+        report.write_markdown(options.markdown, markdown_section(env, sweep, small, mlp, goal_list))
+        print(f"table written into {options.markdown}")
 
     out = pathlib.Path(options.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,19 +9,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..op import silu_grad_overwriting, silu_grad_p
+from ..op import silu_grad, silu_grad_overwriting, silu_grad_p
 from .timing import Contender, Stats, measure
 
 #: Columns of the sweep, in table order: (name, heading).
 CONTENDERS = (
     ("ours", "ours, fresh result"),
     ("ours_donated", "ours, donated"),
-    ("ours_copied", "ours, g copied"),
+    ("ours_copied", "ours, direct call, g alive"),
+    ("ours_subnormal", "ours, subnormal g"),
     ("xla", "XLA autodiff"),
     ("xla_donated", "XLA autodiff, donated"),
+    ("xla_subnormal", "XLA autodiff, subnormal g"),
     ("torch", "PyTorch"),
     ("bound", "a+b, donated"),
 )
+
+#: grad_output times this is subnormal in float32 and bfloat16 (~1e-39 for
+#: |g| ~ 1); float16's subnormals are normal float32 numbers inside the kernel.
+SUBNORMAL_SCALE = {"float32": 2.0**-130, "bfloat16": 2.0**-130, "float16": 2.0**-20}
 
 
 def fresh_silu_grad(grad_output, x):
@@ -58,24 +64,38 @@ def inputs(n: int, dtype, seed: int = 0):
     return jax.block_until_ready((g, x))
 
 
+def subnormal(g):
+    """grad_output scaled into the subnormal range of its dtype, in NumPy
+    (XLA's CPU arithmetic may flush subnormal results to zero)."""
+    host = np.asarray(g)
+    scaled = host.astype(np.float64) * SUBNORMAL_SCALE[host.dtype.name]
+    return jax.block_until_ready(jnp.asarray(scaled.astype(host.dtype)))
+
+
 def contenders(g, x) -> list[Contender]:
     """This package's and XLA's contenders for one (size, dtype); donated ones
     get a fresh copy of grad_output (made outside the timed region) on every
     call.
 
-    This package three ways: writing a fresh result, in place over a donated
-    grad_output, and in place with grad_output not donated, where XLA
-    copies grad_output before the call (the result is written over it)."""
+    This package four ways: writing a fresh result, in place over a donated
+    grad_output, the direct call ``jax.jit(silu_grad)(g, x)`` with g still
+    alive afterwards (whatever the call does about it: a copy of g to write
+    over, or a result of its own), and a fresh result from a subnormal
+    grad_output (with XLA on the same inputs)."""
     copy = jax.jit(jnp.copy)
     fresh = lambda: (g, x)  # noqa: E731
     donated = lambda: (copy(g), x)  # noqa: E731
+    g_sub = subnormal(g)
+    tiny = lambda: (g_sub, x)  # noqa: E731
     ready = jax.block_until_ready
     return [
         Contender("ours", jax.jit(fresh_silu_grad), fresh, ready),
         Contender("ours_donated", jax.jit(silu_grad_overwriting, donate_argnums=0), donated, ready),
-        Contender("ours_copied", jax.jit(silu_grad_overwriting), fresh, ready),
+        Contender("ours_copied", jax.jit(silu_grad), fresh, ready),
+        Contender("ours_subnormal", jax.jit(fresh_silu_grad), tiny, ready),
         Contender("xla", jax.jit(_xla_silu_grad), fresh, ready),
         Contender("xla_donated", jax.jit(_xla_silu_grad, donate_argnums=0), donated, ready),
+        Contender("xla_subnormal", jax.jit(_xla_silu_grad), tiny, ready),
         Contender("bound", jax.jit(lambda a, b: a + b, donate_argnums=0), donated, ready),
     ]
 

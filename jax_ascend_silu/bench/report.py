@@ -67,6 +67,7 @@ def speedups(row: dict[str, Stats]) -> dict[str, float | None]:
         "vs XLA, donated": _ratio(row.get("xla_donated"), row.get("ours_donated")),
         "vs PyTorch": _ratio(row.get("torch"), row.get("ours")),
         "of bound, donated": _ratio(row.get("bound"), row.get("ours_donated")),
+        "normal / subnormal g": _ratio(row.get("ours"), row.get("ours_subnormal")),
     }
 
 
@@ -132,6 +133,14 @@ def goals(sweep, small, mlp) -> list[Goal]:
     out.append(goal("float32 2^20: XLA autodiff / ours", at("float32", 20, "xla", "ours"), 1.5))
     out.append(goal("float32 2^24 fresh output: XLA autodiff / ours", at("float32", 24, "xla", "ours"), 1.2))
     out.append(goal("float32 2^24 donated: donated a+b / ours", at("float32", 24, "bound", "ours_donated"), 0.8))
+    out.append(goal("direct call, g alive, float32 2^20: XLA autodiff / ours",
+                    at("float32", 20, "xla", "ours_copied"), 1.5, 2))
+    out.append(goal("direct call, g alive, float32 2^24: XLA autodiff / ours",
+                    at("float32", 24, "xla", "ours_copied"), 1.2, 2))
+    for dtype in ("float32", "bfloat16"):
+        # within 1.3x of normal inputs: normal / subnormal time >= 1/1.3
+        out.append(goal(f"subnormal grad_output, {dtype} 2^20: ours normal / ours subnormal",
+                        at(dtype, 20, "ours", "ours_subnormal"), 1 / 1.3))
     for dtype, rows in sweep.items():
         compared = [r for n, r in rows.items() if n >= 2**16 and "torch" in r and "ours" in r]
         worst = min(compared, key=lambda r: r["torch"].median / r["ours"].median, default=None)
@@ -164,6 +173,28 @@ def models_table(small, mlp) -> str:
         lines.append(f"| MLP training step, hidden 2048, {dtype} | {_time(s['ours'].median)} | "
                      f"{_time(s['native'].median)} | {_fmt_ratio(_ratio(s['native'], s['ours']))} |")
     return "\n".join(lines)
+
+
+MARKDOWN_BEGIN = "<!-- bench table: begin -->"
+MARKDOWN_END = "<!-- bench table: end -->"
+
+
+def write_markdown(path, text: str) -> None:
+    """Puts `text` between the bench-table markers of the markdown file at
+    `path` (replacing what was there), or appends the marked section when the
+    file has none (creating the file if needed)."""
+    import pathlib
+
+    p = pathlib.Path(path)
+    section = f"{MARKDOWN_BEGIN}\n{text.strip()}\n{MARKDOWN_END}"
+    old = p.read_text() if p.exists() else ""
+    begin, end = old.find(MARKDOWN_BEGIN), old.find(MARKDOWN_END)
+    if begin >= 0 and end > begin:
+        new = old[:begin] + section + old[end + len(MARKDOWN_END):]
+    else:
+        new = (old.rstrip() + "\n\n" if old.strip() else "") + section + "\n"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(new)
 
 
 def to_json(path, environment, sweep, small, mlp, goal_list) -> None:

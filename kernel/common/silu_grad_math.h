@@ -4,6 +4,7 @@
 // bitwise identical across ISAs, thread counts and tilings. Compile with
 // -ffp-contract=off so the compiler adds no fusions of its own.
 //
+// The general path (SiluParts, GradFloat, GradDouble) takes any input.
 // With E = exp(-|x|) in (0, 1] (never overflows):
 //   x > 0:  s'(x) = (1 + E*(1 + x)) / (1 + E)^2
 //   x <= 0: s'(x) = E*(1 + x + E) / (1 + E)^2
@@ -18,11 +19,11 @@
 // float), so E is carried scaled by 2^160 and the scale is applied where the
 // result itself is small. Below x = -250 even 3.4e38 * s'(x) rounds to 0.
 //
-// Two paths, chosen per lane: the general one (SiluParts, GradFloat,
-// GradDouble) takes any input; the fast one (GradF32Fast, GradHalf, at the
-// end) covers |x| <= 32 with a finite grad_output, nearly every input in
-// practice, with no clamping or scaling and no double arithmetic. A vector
-// runs the general path only when one of its lanes needs it.
+// The fast path (GradF32, GradHalf, at the end; a different formula, see
+// there) covers x >= kFastLow with a finite grad_output, nearly every input
+// in practice. The choice is made per lane, so results do not depend on which
+// other lanes share a vector (nor on the ISA's vector width); a vector runs
+// the general path only when one of its lanes needs it.
 #ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_MATH_H_
 #define JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_MATH_H_
 
@@ -161,107 +162,156 @@ JAS_HOST_DEVICE inline void GradDouble(typename V::F go, typename V::F x, typena
 }
 
 
-// ---- The fast path: |x| <= kFastLimit and a finite grad_output ----------
-// There E = exp(-|x|) >= e^-32 and every intermediate stays a normal float32,
-// so no clamping or scaling is needed. Lanes outside it take the general
-// path above; the choice is made per lane, so results do not depend on which
-// other lanes share a vector (nor on the ISA's vector width).
-inline constexpr float kFastLimit = 32.0f;
+// ---- The fast path: x >= kFastLow and a finite grad_output -------------
+// One formula for both signs, with E = e^x and A = 1 + x + E:
+//   s'(x) = E*A / (1 + E)^2.
+// E comes from a 32-entry table and a short polynomial:
+//   x = k*ln2/32 + r',  k = 32m + j,  e^x = 2^m * T_j * e^(r' - delta_j)
+// where T_j is 2^(j/32) rounded to float32 and delta_j = ln(T_j) - j*ln2/32
+// (a per-slot correction, so the table entries carry no rounding error).
+// With Ts = 2^m * T_j (exact) and em1 = e^r - 1 (|r| <= 0.0109):
+//   E = Ts + Ts*em1,   A = ((1 + x) + Ts) + Ts*em1.
+// Near the root x0 (s'(x0) = 0) both (1 + x) and (1 + x) + Ts are exact
+// (Sterbenz), so A keeps its relative accuracy while it cancels, down to
+// |A| ~ 3e-3; closer still (|x - x0| < kNearRoot) A comes from the
+// expansion A = d*(-x0 + c*d*R(d)), d = x - x0, c = e^x0.
+// The quotient carries the rounding errors of E*A, 1 + E, its square and the
+// division as low parts (error-free products and sums), so the last FMA with
+// grad_output is the only rounding not compensated. Every float32 input is
+// checked against this by benchmarks/exhaustive_accuracy.cc.
+// Below kFastLow the low parts of E*A and of the quotient would become
+// subnormal (costly on x86, see TinyGrad), and s'(x) < 2^-42.6 there.
+inline constexpr float kFastLow = -33.0f;
+inline constexpr float kFastHigh = 24.0f;   // from here on grad_output * s'(x) rounds to grad_output
+inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root expansion is used
 
-// -ax = n*ln2 + r with n integral and |r| <= ln2/2 (the reduction of
-// ExpNonPositive, n rounded by adding 1.5 * 2^23 instead of an instruction).
+// T_j = 2^(j/32) rounded to float32, stored with j*2^18 taken off its bits:
+// V::AddExponent adds k*2^18 = m*2^23 + j*2^18 back, which also puts m in
+// the exponent field.
+JAS_TABLE float kExpTable[32] = {
+    0x1.000000p+0f, 0x1.fd9b0ep-1f, 0x1.fb5586p-1f, 0x1.f9301ep-1f, 0x1.f72b84p-1f, 0x1.f54874p-1f,
+    0x1.f387a6p-1f, 0x1.f1e9e0p-1f, 0x1.f06fe0p-1f, 0x1.ef1a74p-1f, 0x1.edea64p-1f, 0x1.ece086p-1f,
+    0x1.ebfdaep-1f, 0x1.eb42b6p-1f, 0x1.eab07ep-1f, 0x1.ea47ecp-1f, 0x1.ea09e6p-1f, 0x1.e9f75ep-1f,
+    0x1.ea1148p-1f, 0x1.ea589ap-1f, 0x1.eace54p-1f, 0x1.eb737cp-1f, 0x1.ec4918p-1f, 0x1.ed503cp-1f,
+    0x1.ee89fap-1f, 0x1.eff770p-1f, 0x1.f199bep-1f, 0x1.f3720ep-1f, 0x1.f5818ep-1f, 0x1.f7c974p-1f,
+    0x1.fa4afap-1f, 0x1.fd0766p-1f};
+// delta_j = ln(T_j) - j*ln2/32.
+JAS_TABLE float kExpTableDelta[32] = {
+    0x0.0p+0f,        0x1.947416p-25f,  -0x1.8d96d4p-25f, 0x1.dda2fep-25f,  0x1.9c0c22p-27f,  0x1.a2fbb4p-25f,
+    -0x1.964902p-25f, 0x1.2b0dbcp-25f,  -0x1.125002p-25f, 0x1.cde8cep-26f,  -0x1.370be4p-25f, -0x1.336de2p-30f,
+    0x1.0a3552p-25f,  0x1.c541b6p-26f,  0x1.00d8acp-27f,  0x1.6cb284p-25f,  -0x1.26055cp-26f, -0x1.8b2bb8p-26f,
+    0x1.05cb44p-25f,  0x1.1c2142p-26f,  -0x1.67a1cap-28f, 0x1.348e56p-25f,  -0x1.a3b5e4p-28f, 0x1.0b7ec8p-25f,
+    0x1.f9c306p-27f,  0x1.e4c886p-26f,  0x1.6961b4p-28f,  0x1.b5151ep-28f,  0x1.a5217cp-28f,  0x1.ab7132p-26f,
+    -0x1.61428ep-28f, 0x1.2ad5f8p-27f};
+
+// E = e^x and A = 1 + x + E for x in [kFastLow, kFastHigh] (other lanes get
+// values that the callers discard).
 template <class V>
-struct Reduced {
-  typename V::F n, r;
+struct ExpAndA {
+  typename V::F e, a;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline Reduced<V> ReduceNegative(typename V::F ax) {
+JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
-  const F n = V::Sub(V::Fnma(ax, V::Set(0x1.715476p+0f), shifter), shifter);  // -ax*log2(e)
-  const F r = V::Fnms(n, V::Set(0x1.62e400p-1f), ax);                       // -ax - n*ln2
-  return {n, V::Fnma(n, V::Set(0x1.7f7d1cp-20f), r)};
+  // k = round(32x/ln2) in kf's low bits; V::Lookup32 and V::AddExponent read
+  // j = k mod 32 and m = k div 32 from there.
+  const F kf = V::Fma(x, V::Set(0x1.715476p+5f), shifter);
+  const F k = V::Sub(kf, shifter);
+  const F r1 = V::Fnma(k, V::Set(0x1.62e430p-6f), x);  // exact: ln2/32's high part has 20 bits
+  // r = r1 - (k*ln2_lo + delta_j), rounded once.
+  const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), V::Lookup32(kExpTableDelta, kf)));
+  // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.011: error 2^-33.
+  const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.5555d2p-3f), V::Set(0x1.00008cp-1f)), r);
+  const F ts = V::AddExponent(V::Lookup32(kExpTable, kf), kf);
+  const F one_plus_x = V::Add(V::Set(1.0f), x);
+  return {V::Fma(ts, em1, ts), V::Fma(ts, em1, V::Add(one_plus_x, ts))};
 }
 
-// Q(r) with e^r = 1 + r*Q(r), minimax for |r| <= 0.5 (the reduced range and
-// the root window): relative error 0.04 * 2^-24 for e^r, 0.1 * 2^-24 for
-// e^r - 1 = r*Q(r).
+// Lanes near the root, where A comes from NearRootA.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F ExpQ(typename V::F r) {
+JAS_HOST_DEVICE inline typename V::M NearRoot(typename V::F x) {
+  return V::Lt(V::Abs(V::Sub(x, V::Set(kRootHi))), V::Set(kNearRoot));
+}
+
+// A near the root, |x - x0| < kNearRoot: with t = x - hi (exact) and
+// d = t - lo, A = d*B, B = -x0 + c*d*R(d) = -hi + b, b = c*d*R(d) - lo,
+// R(d) = (e^d - 1 - d)/d^2 ~ 1/2 + d/6. A = t*(-hi) + (t*b - lo*B) keeps
+// the big product exact inside the last FMA.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F NearRootA(typename V::F x) {
   using F = typename V::F;
-  F q = V::Set(0x1.9dba42p-13f);
-  q = V::Fma(q, r, V::Set(0x1.6f145ep-10f));
-  q = V::Fma(q, r, V::Set(0x1.111734p-7f));
-  q = V::Fma(q, r, V::Set(0x1.55521ep-5f));
-  q = V::Fma(q, r, V::Set(0x1.55554cp-3f));
-  q = V::Fma(q, r, V::Set(0x1.000002p-1f));
-  return V::Fma(q, r, V::Set(1.0f));
+  const F t = V::Sub(x, V::Set(kRootHi));
+  const F d = V::Sub(t, V::Set(kRootLo));
+  const F b = V::Fma(V::Mul(V::Set(kC), d), V::Fma(d, V::Set(1.0f / 6.0f), V::Set(0.5f)), V::Set(-kRootLo));
+  const F big_b = V::Sub(b, V::Set(kRootHi));
+  return V::Fma(t, V::Set(-kRootHi), V::Fms(t, b, V::Mul(V::Set(kRootLo), big_b)));
 }
 
-// exp(-ax) for ax in [0, kFastLimit]; the final scaling is exact (both
-// factors are normal).
+// s'(x) as hi + lo on the fast path, |lo| below 2^-8 |hi|.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F ExpFast(typename V::F ax) {
-  const Reduced<V> red = ReduceNegative<V>(ax);
-  return V::Ldexp(V::Fma(red.r, ExpQ<V>(red.r), V::Set(1.0f)), red.n);
-}
-
-// E = exp(-|x|) and g = 1 + x + E on the fast path, with one polynomial. In
-// the root window (|d| < kRootWindow, d = x - x0) the exponential is taken
-// around x0 instead of a multiple of ln2: E = c*e^d, c = e^x0, and
-// g = d + c*(e^d - 1), two terms of d's sign (see the top of this file).
-template <class V>
-struct ExpAndRoot {
-  typename V::F e, g;
+struct Split {
+  typename V::F hi, lo;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline ExpAndRoot<V> ExpFastWithRoot(typename V::F x, typename V::F ax) {
+JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  const Reduced<V> red = ReduceNegative<V>(ax);
-  const F t = V::Sub(x, V::Set(kRootHi));  // exact
-  const F d = V::Sub(t, V::Set(kRootLo));
-  const auto near = V::Lt(V::Abs(d), V::Set(kRootWindow));
-  const F r = V::Select(near, d, red.r);
-  const F q = ExpQ<V>(r);
-  const F em1 = V::Mul(r, q);  // e^r - 1
-  // c = kC - lo (exactly, to this precision), so near the root
-  // w = c*(e^d - 1) + kC - c = kC*(e^d - 1) - lo*e^d,  E = kC + w,  g = t + w.
-  const F w = V::Fms(V::Set(kC), em1, V::Fma(V::Set(kRootLo), em1, V::Set(kRootLo)));
-  const F e = V::Select(near, V::Add(V::Set(kC), w), V::Ldexp(V::Fma(r, q, one), red.n));
-  const F g_near = V::Add(t, w);
-  return {e, V::Select(near, g_near, V::Add(V::Add(one, x), e))};
+  // 1 + E = s + sl exactly (Fast2Sum, the larger operand first).
+  const F big = V::Max(one, e), small = V::Min(one, e);
+  const F s = V::Add(big, small);
+  const F sl = V::Add(V::Sub(big, s), small);
+  // (1 + E)^2 = dh + dl, to about twice float32's precision.
+  const F dh = V::Mul(s, s);
+  const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
+  // E*A = mh + ml exactly.
+  const F mh = V::Mul(e, a);
+  const F ml = V::Fms(e, a, mh);
+  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q); the
+  // first term is exact for the correctly rounded q. rho/dh needs only a
+  // few bits of 1/dh: a seed refined by one Newton step (2^-6).
+  const F q = V::Div(mh, dh);
+  const F rho = V::Add(V::Fnma(dh, q, mh), V::Fnma(dl, q, ml));
+  F y = V::RecipSeed(dh);
+  y = V::Mul(y, V::Fnma(dh, y, V::Set(2.0f)));
+  return {q, V::Mul(rho, y)};
 }
 
-// grad_output * s'(x) on the fast path, in float32 arithmetic whose rounding
-// errors are carried along (error-free products and sums) instead of
-// finishing in double. With sigma = 1/(1 + E), held as y + yl:
-//   x > 0:  s'(x) = sigma + x*E*sigma^2
-//   x <= 0: s'(x) = (E*sigma) * (g*sigma),  g = 1 + x + E (ExpFastWithRoot)
-// and the last operation, an FMA, is the only rounding not compensated.
+// grad_output * (hi + lo), rounded once.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradF32Fast(typename V::F go, typename V::F x) {
-  using F = typename V::F;
-  const F one = V::Set(1.0f);
-  const ExpAndRoot<V> eg = ExpFastWithRoot<V>(x, V::Abs(x));
-  const F e = eg.e, g = eg.g;
-  const F y = V::Div(one, V::Add(one, e));
-  // sigma - y = sigma * (1 - y*(1 + E)); 1 - y is exact (y in [1/2, 1]).
-  const F yl = V::Mul(y, V::Fnma(y, e, V::Sub(one, y)));
-  const F m1 = V::Mul(e, y);                // E*sigma = m1 + m1l
-  const F m1l = V::Fma(e, yl, V::Fms(e, y, m1));
-  // x <= 0
-  const F m2 = V::Mul(g, y);                // g*sigma = m2 + m2l
-  const F m2l = V::Fma(g, yl, V::Fms(g, y, m2));
-  const F s = V::Mul(m1, m2);
-  const F sl = V::Fma(m1, m2l, V::Fma(m1l, m2, V::Fms(m1, m2, s)));
-  // x > 0: sigma + x*E*sigma^2 = y + (yl + (x*m1)*y)
-  const F small = V::Fma(V::Mul(x, m1), y, yl);
-  const auto pos = V::Gt(x, V::Set(0.0f));
-  const F hi = V::Select(pos, y, s), lo = V::Select(pos, small, sl);
-  return V::Fma(go, hi, V::Mul(go, lo));
+JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
+  return V::Fma(go, ds.hi, V::Mul(go, ds.lo));
+}
+
+// Subnormal floats: on x86 a float operation whose result or operand is
+// subnormal (unless exact) takes a microcode assist of ~100 cycles, which
+// made subnormal gradients 7-10x slower. Lanes with 0 < |grad_output| <
+// kTinyGrad, where g*s'(x) or g*lo may be subnormal (s'(x) >= 2^-42.6 on the
+// fast path, so other lanes' products stay above 2^-86), finish in double
+// instead: float <-> double conversions take subnormals at full speed, and
+// the conversion back is the one rounding, gradual underflow included.
+inline constexpr float kTinyGrad = 0x1p-43f;
+
+template <class V>
+JAS_HOST_DEVICE inline typename V::M TinyGrad(typename V::F go) {
+  const typename V::F a = V::Abs(go);
+  return V::And(V::Lt(a, V::Set(kTinyGrad)), V::Gt(a, V::Set(0.0f)));
+}
+
+template <class V, class S>
+JAS_HOST_DEVICE inline typename V::F TimesGradDouble(typename V::F go, S ds) {
+  typename V::D out[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    const typename V::D g = V::Widen(go, h);
+    if constexpr (requires { ds.lo; }) {
+      out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
+    } else {
+      out[h] = V::MulD(g, V::Widen(ds, h));
+    }
+  }
+  return V::Narrow(out);
 }
 
 // Which NaN an operation returns when several meet depends on operand order,
@@ -271,44 +321,86 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
   return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
 }
 
-// Lanes for the general path: |x| > kFastLimit, NaN x, and a NaN or
-// infinite grad_output (which turns grad_output*0 + |x| into NaN).
+// Lanes for the general path: x < kFastLow, NaN x, and a NaN or infinite
+// grad_output (which turns grad_output*0 - x into NaN).
 template <class V>
 JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
-  return V::Nle(V::Fma(go, V::Set(0.0f), V::Abs(x)), V::Set(kFastLimit));
+  return V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow));
 }
 
-// grad_output * s'(x) for float32 results.
+// The vectors with a lane near the root, with a tiny grad_output or off the
+// fast path (rare in practice, every vector for subnormal gradients).
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradF32(typename V::F go, typename V::F x) {
-  const typename V::F fast = GradF32Fast<V>(go, x);
-  const auto general = NeedsGeneralPath<V>(go, x);
-  if (!V::Any(general)) return fast;
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general,
+                                                       typename V::M tiny) {
+  using F = typename V::F;
+  // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
+  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const F a = V::Select(NearRoot<V>(x), NearRootA<V>(x), ea.a);
+  const Split<V> ds = QuotientF32<V>(ea.e, a);
+  F r = TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds);
+  if (V::Any(tiny)) r = V::Select(tiny, TimesGradDouble<V>(go, ds), r);
+  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  if (!V::Any(general)) return r;
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
-  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), fast);
+  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), r);
+}
+
+// grad_output * s'(x) for float32 results; x >= kFastHigh (+inf included)
+// gives grad_output exactly.
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
+  using F = typename V::F;
+  const auto general = NeedsGeneralPath<V>(go, x);
+  const auto tiny = TinyGrad<V>(go);
+  const auto near = NearRoot<V>(x);
+  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, tiny);
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
+  F r;
+  if (V::Any(tiny)) {  // inline: with subnormal gradients every vector comes here
+    r = V::Select(tiny, TimesGradDouble<V>(go, ds), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
+  } else {
+    r = TimesGrad<V>(go, ds);
+  }
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 }
 
 // grad_output * s'(x) for the half types, whose single rounding to 8 or 11
-// bits swamps a few float32 ulp: plain float32 arithmetic on the fast path,
-// without NearRoot. Half inputs stay away from the root (|x - x0| > 1.4e-4
-// for float16, 2.8e-3 for bfloat16), so the cancellation in 1 + x + E
-// costs at most 2^-12.4 relative: under 0.4 ulp of float16 on top of the
-// final rounding's 0.5 (the float16 worst case measured over every input is
-// 0.5002 ulp).
+// bits swamps a few float32 ulp: the fast path's E and A in plain float32
+// arithmetic, without the root expansion. Half inputs stay away from the
+// root (|x - x0| > 1.4e-4 for float16, 2.8e-3 for bfloat16), where A's
+// relative error is still below 2^-20.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F GradHalf(typename V::F go, typename V::F x) {
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F HalfDerivative(typename V::F x) {
   using F = typename V::F;
-  const F one = V::Set(1.0f);
-  const F e = ExpFast<V>(V::Abs(x));
-  const F p = V::Add(one, x);
-  const F g = V::Add(p, e);
-  const F num = V::Select(V::Gt(x, V::Set(0.0f)), V::Fma(e, p, one), V::Mul(e, g));
-  const F den = V::Fma(e, V::Add(e, V::Set(2.0f)), one);  // (1 + E)^2
-  const F fast = V::Mul(go, V::Div(num, den));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  const F s = V::Add(V::Set(1.0f), ea.e);
+  return V::Div(V::Mul(ea.e, ea.a), V::Mul(s, s));
+}
+
+// bfloat16 shares float32's exponent range, so its gradients can be
+// subnormal floats too (float16's cannot); x < kFastLow takes GradFloat.
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typename V::F x, typename V::M general,
+                                                        typename V::M tiny) {
+  using F = typename V::F;
+  const F ds = HalfDerivative<V>(V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow)));
+  F r = V::Mul(V::Select(tiny, V::Set(1.0f), go), ds);
+  if (V::Any(tiny)) r = V::Select(tiny, TimesGradDouble<V>(go, ds), r);
+  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  if (!V::Any(general)) return r;
+  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), r);
+}
+
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalf(typename V::F go, typename V::F x) {
   const auto general = NeedsGeneralPath<V>(go, x);
-  if (!V::Any(general)) return fast;
-  return V::Select(general, CanonicalNan<V>(GradFloat<V>(go, x)), fast);
+  const auto tiny = TinyGrad<V>(go);
+  if (V::Any(V::Or(general, tiny))) return GradHalfRare<V>(go, x, general, tiny);
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
 }
 
 }  // namespace jas::math

@@ -23,8 +23,14 @@ namespace {
 class FloatEnvGuard {
  public:
 #if defined(__x86_64__) || defined(__i386__)
-  FloatEnvGuard() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ & ~kClear); }
-  ~FloatEnvGuard() { _mm_setcsr(saved_); }
+  // Writing MXCSR costs far more than reading it, and callers usually run
+  // with the defaults already: it is written only when it differs.
+  FloatEnvGuard() : saved_(_mm_getcsr()) {
+    if (saved_ & kClear) _mm_setcsr(saved_ & ~kClear);
+  }
+  ~FloatEnvGuard() {
+    if (saved_ & kClear) _mm_setcsr(saved_);
+  }
 
  private:
   static constexpr unsigned kClear = 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*rounding*/;

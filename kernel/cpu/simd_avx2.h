@@ -62,6 +62,7 @@ struct Avx2 {
   static M IsNan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _mm256_or_ps(a, b); }
+  static M And(M a, M b) { return _mm256_and_ps(a, b); }
   static bool Any(M m) { return _mm256_movemask_ps(m) != 0; }
   static F Select(M m, F a, F b) { return _mm256_blendv_ps(b, a, m); }
 
@@ -83,6 +84,29 @@ struct Avx2 {
   static F Ldexp(F p, F n) {
     const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  }
+
+  // A rough 1/d (see simd_avx512.h).
+  static F RecipSeed(F d) {
+    return _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(0x7ef311c3), _mm256_castps_si256(d)));
+  }
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
+  // ExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
+  // the index (moved into the sign bit that blendv reads). Cheaper than a
+  // gather, and the table stays in registers inside the loop.
+  static F Lookup32(const float* table, F kf) {
+    const __m256i idx = _mm256_castps_si256(kf);
+    const F lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), idx),
+                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), idx),
+                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+    const F hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), idx),
+                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), idx),
+                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+    return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27)));
+  }
+  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
+  static F AddExponent(F t, F kf) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_slli_epi32(_mm256_castps_si256(kf), 18)));
   }
 
   static F ScaleByPow2(F p, F n) {

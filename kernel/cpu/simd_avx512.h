@@ -63,6 +63,7 @@ struct Avx512 {
   static M IsNan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _kor_mask16(a, b); }
+  static M And(M a, M b) { return _kand_mask16(a, b); }
   static bool Any(M m) { return m != 0; }
   static F Select(M m, F a, F b) { return _mm512_mask_blend_ps(m, b, a); }
 
@@ -88,6 +89,22 @@ struct Avx512 {
 
   // p * 2^n, n integral, where 2^n and the product are normal (exact).
   static F Ldexp(F p, F n) { return _mm512_scalef_ps(p, n); }
+
+  // A rough 1/d for normal positive d (relative error under 12%), from
+  // integer arithmetic on the bits: the same on every ISA.
+  static F RecipSeed(F d) {
+    return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(0x7ef311c3), _mm512_castps_si512(d)));
+  }
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
+  static F Lookup32(const float* table, F kf) {
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(table), _mm512_castps_si512(kf), _mm512_loadu_ps(table + 16));
+  }
+  // Adds k*2^18 to t's bits, k in kf's low bits (kf = k + 1.5*2^23; shifted
+  // left by 18, the shifter's own bits leave the word). For the tables of
+  // silu_grad_math.h that is t_j * 2^(k div 32).
+  static F AddExponent(F t, F kf) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_slli_epi32(_mm512_castps_si512(kf), 18)));
+  }
 
   static F ScaleByPow2(F p, F n) {
     const __m512i ni = _mm512_cvtps_epi32(n);

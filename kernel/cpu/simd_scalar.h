@@ -45,6 +45,7 @@ struct Scalar {
   static M IsNan(F a) { return a != a; }
   static M Nle(F a, F b) { return !(a <= b); }
   static M Or(M a, M b) { return a || b; }
+  static M And(M a, M b) { return a && b; }
   static bool Any(M m) { return m; }
   static F Select(M m, F a, F b) { return m ? a : b; }
 
@@ -63,6 +64,13 @@ struct Scalar {
     if (!(n >= -126.0f && n <= 127.0f)) return p * n;  // only lanes the caller discards
     return p * half::FromBits(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
   }
+
+  // A rough 1/d (see simd_avx512.h).
+  static F RecipSeed(F d) { return half::FromBits(0x7ef311c3u - half::Bits(d)); }
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
+  static F Lookup32(const float* table, F kf) { return table[half::Bits(kf) & 31u]; }
+  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
+  static F AddExponent(F t, F kf) { return half::FromBits(half::Bits(t) + (half::Bits(kf) << 18)); }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
   static F ScaleByPow2(F p, F n) {

@@ -39,6 +39,7 @@ struct CudaLane {
   __device__ static M IsNan(F a) { return a != a; }
   __device__ static M Nle(F a, F b) { return !(a <= b); }
   __device__ static M Or(M a, M b) { return a || b; }
+  __device__ static M And(M a, M b) { return a && b; }
   __device__ static bool Any(M m) { return m; }
   __device__ static F Select(M m, F a, F b) { return m ? a : b; }
 
@@ -54,6 +55,16 @@ struct CudaLane {
   __device__ static F Ldexp(F p, F n) {
     if (!(n >= -126.0f && n <= 127.0f)) return __fmul_rn(p, n);  // only lanes the caller discards
     return __fmul_rn(p, __uint_as_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23));
+  }
+
+  // A rough 1/d (see simd_avx512.h).
+  __device__ static F RecipSeed(F d) { return __uint_as_float(0x7ef311c3u - __float_as_uint(d)); }
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
+  // ExpTable; its tables are __device__ arrays in device code).
+  __device__ static F Lookup32(const float* table, F kf) { return table[__float_as_uint(kf) & 31u]; }
+  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
+  __device__ static F AddExponent(F t, F kf) {
+    return __uint_as_float(__float_as_uint(t) + (__float_as_uint(kf) << 18));
   }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
