@@ -1,17 +1,16 @@
 # The Ascend backend, built everywhere: no CANN toolkit is needed to build it.
 # ffi/ascend/cann.h declares the part of CANN it uses; ffi/ascend/cann_loader.cc
 # opens CANN's libraries at run time and looks each function up by name;
-# ffi/ascend_glue.cc builds the aclTensor views and runs the two phases; the
+# ffi/ascend/glue.cc builds the aclTensor views and runs the two phases; the
 # _silu_grad_ascend module carries the "ASCEND" FFI handler.
-add_library(jas_ascend_glue STATIC ffi/ascend_glue.cc ffi/ascend/cann_loader.cc)
+add_library(jas_ascend_glue STATIC ffi/ascend/glue.cc ffi/ascend/cann_loader.cc)
 target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ffi)
 target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${CMAKE_DL_LIBS})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend_module.cc ffi/silu_grad_ascend.cc)
-  target_include_directories(_silu_grad_ascend SYSTEM PRIVATE ${XLA_FFI_INCLUDE_DIR})
-  target_link_libraries(_silu_grad_ascend PRIVATE jas_ascend_glue)
+  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc ffi/ascend/handler.cc)
+  target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi jas_ascend_glue)
   install(TARGETS _silu_grad_ascend LIBRARY DESTINATION jax_ascend_silu)
 endif()
 

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "ascend/cann_loader.h"
-#include "ascend_error.h"
-#include "ascend_glue.h"
+#include "ascend/error.h"
+#include "ascend/glue.h"
 #include "check.h"
+#include "common/half.h"
 #include "fake_cann.h"
-#include "half.h"
 #include "silu_grad.h"
 
 namespace {

@@ -1,0 +1,49 @@
+// The Ascend extension module: the handler capsule for platform "ASCEND",
+// and what the run-time search for CANN found. Built everywhere: nothing of
+// CANN is needed to build or import it; CANN is looked for on the first
+// cann() call or the first SiluGrad call on an Ascend device.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "cann_loader.h"
+#include "handlers.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_silu_grad_ascend, m) {
+  m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'; CANN loaded at run time.";
+
+  m.def("registrations", [] {
+    nb::dict d;
+    d[kTargetName] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradAscend));
+    return d;
+  }, "FFI targets for platform 'ASCEND': {name: PyCapsule}.");
+
+  m.def("build_info", [] { return std::string("CANN loaded at run time"); },
+        "How this module reaches CANN.");
+
+  m.def("cann", [] {
+    const jas::ascend::Cann& cann = jas::ascend::ProcessCann();
+    nb::list libraries;
+    for (const jas::ascend::CannLibrary& lib : cann.libraries()) {
+      nb::dict entry;
+      entry["role"] = lib.role;
+      entry["name"] = lib.name;
+      entry["path"] = lib.path;
+      libraries.append(entry);
+    }
+    nb::list notes;
+    for (const std::string& note : cann.notes()) notes.append(note);
+    nb::dict d;
+    d["found"] = cann.ok();
+    d["problem"] = cann.problem();
+    d["libraries"] = libraries;
+    d["version"] = cann.version();
+    d["version_note"] = cann.version_note();
+    d["notes"] = notes;
+    return d;
+  }, "What the search for CANN found (searched once per process, on the first call): {found, problem, "
+     "libraries: [{role, name, path}], version, version_note, notes}.");
+}
