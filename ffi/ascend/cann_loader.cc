@@ -44,7 +44,11 @@ void* Find(const Role& role, const CannSearch& search, CannLibrary* found, std::
   auto attempt = [&](const char* name, const std::string& target, const std::string& where) -> void* {
     void* handle = dlopen(target.c_str(), kOpenFlags);
     if (handle == nullptr) {
-      tried->push_back(where + ": " + LastDlError());
+      const std::string error = LastDlError();
+      // Absent from the loader path is what the summary says already.
+      if (error.find("No such file or directory") == std::string::npos || target.find('/') != std::string::npos) {
+        tried->push_back(where + ": " + error);
+      }
       return nullptr;
     }
     if (dlsym(handle, role.probe) == nullptr) {
@@ -78,7 +82,9 @@ std::string WhereSearched(const CannSearch& search) {
   std::vector<std::string> where;
   for (const CannSearch::Dir& dir : search.dirs) where.push_back(dir.path + " (" + dir.origin + ")");
   if (search.loader_path) where.emplace_back("the loader path (LD_LIBRARY_PATH, ld.so.cache)");
-  return where.empty() ? "nowhere (no directory given)" : Join(where, ", ");
+  std::string s = where.empty() ? "nowhere (no directory given)" : Join(where, ", ");
+  if (!search.unset.empty()) s += "; " + Join(search.unset, ", ") + (search.unset.size() > 1 ? " are" : " is") + " unset";
+  return s;
 }
 
 template <class Fn>
@@ -94,7 +100,10 @@ CannSearch SearchFromEnvironment() {
   CannSearch search;
   for (const char* var : {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"}) {
     const char* value = std::getenv(var);
-    if (value == nullptr || *value == '\0') continue;
+    if (value == nullptr || *value == '\0') {
+      search.unset.push_back(std::string("$") + var);
+      continue;
+    }
     const std::string dir = std::string(value) + "/lib64";
     bool seen = false;
     for (const CannSearch::Dir& d : search.dirs) seen = seen || d.path == dir;
@@ -135,8 +144,8 @@ Cann Cann::Load(const CannSearch& search) {
     handles[i] = Find(roles[i], search, &found, &tried);
     if (handles[i] == nullptr) {
       std::vector<std::string> names(roles[i].names.begin(), roles[i].names.end());
-      std::string line = std::string(roles[i].role) + ": " + Join(names, " or ") + " with " + roles[i].probe +
-                         " not found in " + WhereSearched(search);
+      std::string line = std::string(roles[i].role) + ": " + Join(names, " or ") + " not found in " +
+                         WhereSearched(search);
       if (!tried.empty()) line += " [" + Join(tried, "; ") + "]";
       missing.push_back(line);
       continue;

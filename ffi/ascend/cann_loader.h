@@ -45,6 +45,7 @@ struct CannSearch {
   };
   std::vector<Dir> dirs;
   bool loader_path = true;
+  std::vector<std::string> unset;  // environment variables that would have named a directory, for messages
 };
 
 // lib64/ of $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH and $ASCEND_OPP_PATH

@@ -44,6 +44,5 @@ NB_MODULE(_silu_grad_ascend, m) {
     d["version_note"] = cann.version_note();
     d["notes"] = notes;
     return d;
-  }, "What the search for CANN found (searched once per process, on the first call): {found, problem, "
-     "libraries: [{role, name, path}], version, version_note, notes}.");
+  }, "What the search for CANN found (once per process, on first use): found, problem, libraries, version, notes.");
 }
