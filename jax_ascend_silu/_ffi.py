@@ -90,7 +90,7 @@ def _ascend_devices() -> tuple[list, str]:
 
     try:
         clients = jax.extend.backend.backends()
-    except RuntimeError as err:  # a plugin that fails to start
+    except Exception as err:  # a plugin that fails to start: reported, never raised from backends()
         return [], f"PJRT plugins {', '.join(plugins)} are installed; starting jax's backends failed: {err}"
     for name, client in clients.items():
         if name.lower() == "ascend" or client.platform.lower() == "ascend":
