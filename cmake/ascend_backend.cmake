@@ -1,51 +1,64 @@
-# The Ascend backend: ffi/ascend/glue.cc (aclTensor views + CANN's two-phase
-# aclnnSiluBackward) and the _silu_grad_ascend extension module with the
-# "ASCEND" FFI handler. Built against the CANN toolkit (ASCEND_TOOLKIT_HOME or
-# ASCEND_HOME_PATH: headers in include/, libraries in lib64/), or, for tests
-# only, against the FAKE CANN in tests/ascend_fake.
-if(JAX_ASCEND_SILU_FAKE_CANN)
-  add_library(jas_fake_cann STATIC tests/ascend_fake/fake_cann.cc)
-  target_include_directories(jas_fake_cann PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/tests/ascend_fake/include
-                                                  ${CMAKE_CURRENT_SOURCE_DIR}/tests/ascend_fake)
-  target_link_libraries(jas_fake_cann PUBLIC jas_kernel)
-  set_target_properties(jas_fake_cann PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  set(_cann_include ${CMAKE_CURRENT_SOURCE_DIR}/tests/ascend_fake/include)
-  set(_cann_libraries jas_fake_cann)
-  set(_cann_description "FAKE CANN for tests (tests/ascend_fake): host memory, never Ascend hardware")
-else()
-  set(ASCEND_TOOLKIT_HOME "$ENV{ASCEND_TOOLKIT_HOME}" CACHE PATH "CANN toolkit root")
-  if(NOT ASCEND_TOOLKIT_HOME)
-    set(ASCEND_TOOLKIT_HOME "$ENV{ASCEND_HOME_PATH}" CACHE PATH "CANN toolkit root" FORCE)
-  endif()
-  if(NOT ASCEND_TOOLKIT_HOME OR NOT EXISTS "${ASCEND_TOOLKIT_HOME}/include/aclnnop/aclnn_silu_backward.h")
-    message(FATAL_ERROR "JAX_ASCEND_SILU_ASCEND=ON but no CANN toolkit was found: set ASCEND_TOOLKIT_HOME "
-                        "or ASCEND_HOME_PATH (e.g. source CANN's set_env.sh) to a toolkit with "
-                        "include/aclnnop/aclnn_silu_backward.h; searched '${ASCEND_TOOLKIT_HOME}'.")
-  endif()
-  set(_cann_libraries)
-  foreach(_lib ascendcl nnopbase opapi)
-    find_library(JAS_CANN_${_lib} NAMES ${_lib} PATHS "${ASCEND_TOOLKIT_HOME}/lib64" NO_DEFAULT_PATH)
-    if(NOT JAS_CANN_${_lib})
-      message(FATAL_ERROR "CANN library lib${_lib}.so not found in ${ASCEND_TOOLKIT_HOME}/lib64")
-    endif()
-    list(APPEND _cann_libraries ${JAS_CANN_${_lib}})
-  endforeach()
-  set(_cann_include "${ASCEND_TOOLKIT_HOME}/include")
-  set(_cann_description "CANN toolkit at ${ASCEND_TOOLKIT_HOME}")
-endif()
-message(STATUS "Ascend backend: ${_cann_description}")
-
-add_library(jas_ascend_glue STATIC ffi/ascend/glue.cc)
-target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ffi ${_cann_include})
-target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${_cann_libraries})
+# The Ascend backend, built everywhere: no CANN toolkit is needed to build it.
+# ffi/ascend/cann.h declares the part of CANN it uses; ffi/ascend/cann_loader.cc
+# opens CANN's libraries at run time and looks each function up by name;
+# ffi/ascend/glue.cc builds the aclTensor views and runs the two phases; the
+# _silu_grad_ascend module carries the "ASCEND" FFI handler.
+add_library(jas_ascend_glue STATIC ffi/ascend/glue.cc ffi/ascend/cann_loader.cc)
+target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ffi)
+target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${CMAKE_DL_LIBS})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 if(JAX_ASCEND_SILU_PYTHON)
   nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc ffi/ascend/handler.cc)
   target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi jas_ascend_glue)
-  target_compile_definitions(_silu_grad_ascend PRIVATE JAS_CANN_DESCRIPTION="${_cann_description}")
-  if(NOT JAX_ASCEND_SILU_FAKE_CANN)
-    set_target_properties(_silu_grad_ascend PROPERTIES INSTALL_RPATH "${ASCEND_TOOLKIT_HOME}/lib64")
-  endif()
   install(TARGETS _silu_grad_ascend LIBRARY DESTINATION jax_ascend_silu)
+endif()
+
+# Tests only: the FAKE CANN of tests/ascend_fake, as shared libraries with
+# CANN's names laid out as installs are, under <build>/ascend_fake/:
+#   cann9/lib64        libacl_rt, libnnopbase, libopapi_nn: a complete CANN 9-style install
+#   legacy/lib64       libascendcl, libnnopbase without aclDestroyAclOpExecutor, libopapi,
+#                      the version from aclsysGetCANNVersion: an older install
+#   split/{home,opp}/lib64   the operator library under ASCEND_OPP_PATH, the rest under ASCEND_HOME_PATH
+#   no_operator/lib64  no operator library: a half-installed CANN
+#   no_phase2/lib64    an operator library without aclnnSiluBackward
+# Each forwards to one state library, libjas_fake_cann, which tests link to
+# read its counters. Point ASCEND_HOME_PATH at <build>/ascend_fake/cann9 to
+# see the package find it (`python -m jax_ascend_silu info`).
+if(JAX_ASCEND_SILU_TESTS)
+  add_library(jas_fake_cann SHARED tests/ascend_fake/fake_cann.cc)
+  target_include_directories(jas_fake_cann PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/tests/ascend_fake
+                                                  ${CMAKE_CURRENT_SOURCE_DIR}/ffi)
+  target_link_libraries(jas_fake_cann PRIVATE jas_kernel)
+  target_link_options(jas_fake_cann PRIVATE -Wl,--exclude-libs,ALL)  # export the fake's API, not the kernel's
+  set(JAS_FAKE_CANN_ROOT ${CMAKE_BINARY_DIR}/ascend_fake)
+  set(JAS_FAKE_CANN_LIBRARIES)
+  # jas_fake_cann_library(DIR NAME SOURCE [DEFINITION...]): lib<NAME>.so in <root>/<DIR>.
+  function(jas_fake_cann_library dir name source)
+    string(MAKE_C_IDENTIFIER "jas_fake_${dir}_${name}" target)
+    add_library(${target} SHARED tests/ascend_fake/${source})
+    target_link_libraries(${target} PRIVATE jas_fake_cann)
+    target_compile_definitions(${target} PRIVATE ${ARGN})
+    set_target_properties(${target} PROPERTIES
+      OUTPUT_NAME ${name}
+      LIBRARY_OUTPUT_DIRECTORY ${JAS_FAKE_CANN_ROOT}/${dir}
+      BUILD_RPATH $<TARGET_FILE_DIR:jas_fake_cann>)
+    set(JAS_FAKE_CANN_LIBRARIES ${JAS_FAKE_CANN_LIBRARIES} ${target} PARENT_SCOPE)
+  endfunction()
+  set(_version FAKE_CANN_VERSION_STR="9.0.0-fake")
+  jas_fake_cann_library(cann9/lib64 acl_rt acl_runtime.cc ${_version})
+  jas_fake_cann_library(cann9/lib64 nnopbase nnopbase.cc)
+  jas_fake_cann_library(cann9/lib64 opapi_nn opapi.cc)
+  jas_fake_cann_library(legacy/lib64 ascendcl acl_runtime.cc FAKE_CANN_LEGACY_VERSION="8.3.RC1-fake")
+  jas_fake_cann_library(legacy/lib64 nnopbase nnopbase.cc FAKE_CANN_NO_DESTROY_EXECUTOR)
+  jas_fake_cann_library(legacy/lib64 opapi opapi.cc)
+  jas_fake_cann_library(split/home/lib64 acl_rt acl_runtime.cc ${_version})
+  jas_fake_cann_library(split/home/lib64 nnopbase nnopbase.cc)
+  jas_fake_cann_library(split/opp/lib64 opapi_nn opapi.cc)
+  jas_fake_cann_library(no_operator/lib64 acl_rt acl_runtime.cc ${_version})
+  jas_fake_cann_library(no_operator/lib64 nnopbase nnopbase.cc)
+  jas_fake_cann_library(no_phase2/lib64 acl_rt acl_runtime.cc ${_version})
+  jas_fake_cann_library(no_phase2/lib64 nnopbase nnopbase.cc)
+  jas_fake_cann_library(no_phase2/lib64 opapi_nn opapi.cc FAKE_CANN_NO_PHASE2)
+  add_custom_target(jas_fake_cann_all ALL DEPENDS ${JAS_FAKE_CANN_LIBRARIES})
 endif()

@@ -12,7 +12,7 @@ inline constexpr char kTargetName[] = "jax_ascend_silu_silu_grad";
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCpu(XLA_FFI_CallFrame* call_frame);
 // Platform "CUDA" (module _silu_grad_cuda, built with JAX_ASCEND_SILU_CUDA).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCuda(XLA_FFI_CallFrame* call_frame);
-// Platform "ASCEND" (module _silu_grad_ascend, built with JAX_ASCEND_SILU_ASCEND).
+// Platform "ASCEND" (module _silu_grad_ascend, always built; CANN is opened at run time).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradAscend(XLA_FFI_CallFrame* call_frame);
 
 #endif  // JAX_ASCEND_SILU_FFI_HANDLERS_H_

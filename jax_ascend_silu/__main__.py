@@ -33,7 +33,26 @@ def _info(_: argparse.Namespace) -> int:
         where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
         built = "compiled" if status["compiled"] else "not compiled"
         print(f"  {name:7s} {built}, {where} ({status['detail']})")
+        if "cann" in status:
+            _print_ascend(status)
     return 0
+
+
+def _print_ascend(status: dict) -> None:
+    """What the run-time search for CANN found, and the state of the ASCEND PJRT backend."""
+    cann = status["cann"]
+    if cann["found"]:
+        for lib in cann["libraries"]:
+            print(f"          {lib['role']}: {lib['path']}")
+        print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
+        for note in cann["notes"]:
+            print(f"          note: {note}")
+    else:
+        print("          missing (set ASCEND_HOME_PATH, e.g. by sourcing CANN's set_env.sh):")
+        for line in cann["problem"].splitlines():
+            print(f"            {line}")
+    print(f"          PJRT backend for ASCEND: {'yes' if status['pjrt_backend'] else 'no'} ({status['pjrt']})")
+    print(f"          handler registration reached it: {status['registration']}")
 
 
 def _demo(args: argparse.Namespace) -> int:

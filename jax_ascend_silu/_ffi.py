@@ -1,17 +1,22 @@
 """The backends: one table, read by the loader below, the lowering rules
 (``op.py``), :func:`backends`, ``python -m jax_ascend_silu info`` and the tests.
 
-The CPU extension is always built. The CUDA and Ascend extensions are optional
-(CMake options ``JAX_ASCEND_SILU_CUDA`` and ``JAX_ASCEND_SILU_ASCEND``): each
-registers its handler for its platform when it imports, and is otherwise
-absent without error.
+The CPU and Ascend extensions are always built; the CUDA one is optional
+(CMake option ``JAX_ASCEND_SILU_CUDA``) and otherwise absent without error.
+Each registers its handler for its platform when it imports. The Ascend module
+needs nothing of CANN to import: it opens CANN's libraries when first used,
+and :func:`backends` says what it found.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
+import importlib.metadata
 import importlib.util
+import os
+import pkgutil
 
 import jax
 
@@ -70,12 +75,107 @@ def _load(backend: Backend) -> dict:
 _STATUS = {backend.name: _load(backend) for backend in BACKENDS}
 
 
+# PJRT plugins that come with jax (or Google's TPU runtime); none of them is Ascend's.
+_JAX_OWN_PLUGINS = ("xla_cuda", "xla_rocm", "cuda", "rocm", "libtpu", "tpu")
+
+
+def _other_jax_plugins() -> list[str]:
+    """PJRT plugins jax would load that are not jax's own (found without loading any)."""
+    names = {ep.name for ep in importlib.metadata.entry_points(group="jax_plugins")}
+    try:
+        namespace = importlib.import_module("jax_plugins")  # the namespace package plugins install into
+    except ImportError:
+        pass
+    else:
+        names |= {m.name for m in pkgutil.iter_modules(namespace.__path__)}
+    if os.environ.get("PJRT_NAMES_AND_LIBRARY_PATHS"):  # plugins jax loads by path
+        names.add("PJRT_NAMES_AND_LIBRARY_PATHS")
+    return sorted(n for n in names if not n.startswith(_JAX_OWN_PLUGINS))
+
+
+def _ascend_devices() -> tuple[list, str]:
+    """The devices of an ASCEND PJRT backend in this process, and how that was decided.
+
+    jax's backends are started only when some plugin besides jax's own is
+    installed, since only such a plugin could provide ASCEND.
+    """
+    plugins = _other_jax_plugins()
+    if not plugins:
+        return [], "no PJRT plugin besides jax's own is installed, so no ASCEND backend can exist"
+    import jax.extend.backend
+
+    try:
+        clients = jax.extend.backend.backends()
+    except Exception as err:  # a plugin that fails to start: reported, never raised from backends()
+        return [], f"PJRT plugins {', '.join(plugins)} are installed; starting jax's backends failed: {err}"
+    for name, client in clients.items():
+        if name.lower() == "ascend" or client.platform.lower() == "ascend":
+            return list(client.devices()), f"PJRT backend {name!r} (platform {client.platform!r})"
+    return [], f"PJRT plugins {', '.join(plugins)} are installed, but none provides platform ASCEND"
+
+
+def _registration_reaches(device) -> tuple[bool, str]:
+    """Whether XLA, compiling for `device`, finds the handler registered for ASCEND.
+
+    jax.ffi.register_ffi_target only queues a target for a platform until that
+    platform's plugin takes it (through the PJRT FFI extension); compiling a
+    call is the one public way to see whether it did.
+    """
+    import jax.numpy as jnp
+
+    from . import silu_grad  # the public function, so the probe lowers what users call
+
+    arg = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(device))
+    try:
+        jax.jit(silu_grad).lower(arg, arg).compile()
+    except Exception as err:  # whatever the plugin's compiler raises
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return False, f"no: compiling a SiluGrad call for {device} failed: {first}"
+    return True, f"yes: a SiluGrad call compiles for {device}"
+
+
+@functools.cache
+def _ascend_report() -> dict:
+    """CANN as the Ascend module finds it, and the ASCEND PJRT backend: looked up once, on first request."""
+    mod = importlib.import_module(f"{__package__}._silu_grad_ascend")
+    cann = mod.cann()
+    if cann["found"]:
+        names = ", ".join(lib["name"] for lib in cann["libraries"])
+        detail = f"CANN {cann['version'] or '(version not reported)'} found at run time: {names}"
+    elif cann["libraries"]:
+        detail = "CANN incomplete at run time: " + ", ".join(lib["name"] for lib in cann["libraries"]) + " found"
+    else:
+        detail = "CANN not found at run time"
+    devices, pjrt = _ascend_devices()
+    if devices:
+        reached, registration = _registration_reaches(devices[0])
+    else:
+        reached, registration = False, (
+            "pending: jax keeps the ASCEND registration until a PJRT plugin for ASCEND takes it")
+    return {"cann": cann, "pjrt_backend": bool(devices), "pjrt": pjrt,
+            "registration_reached": reached, "registration": registration, "detail": detail}
+
+
 def backends() -> dict[str, dict]:
     """Which backends this installation has.
 
     Returns ``{backend: {"compiled": bool, "platforms": [XLA platform names its
     handler is registered for], "detail": str}}`` for each backend of
-    ``BACKENDS`` (cpu, cuda, ascend). A compiled backend is registered when its
-    module loads (and, for CUDA, when jax's CUDA plugin is installed).
+    ``BACKENDS`` (cpu, cuda, ascend). A compiled backend is registered when its module loads (and,
+    for CUDA, when jax's CUDA plugin is installed).
+
+    The Ascend entry also says what the run-time search for CANN found
+    (``"cann"``: found, problem, libraries, version, version_note, notes; its
+    ``"detail"`` names the libraries and version, or what was looked for and
+    not found), whether this process has a PJRT backend for platform ASCEND
+    (``"pjrt_backend"``, ``"pjrt"``) and whether the handler registration
+    reached it (``"registration_reached"``, ``"registration"``). These are
+    looked up on the first call, not at import.
     """
-    return {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
+    report = {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
+    if report["ascend"]["compiled"] and report["ascend"]["platforms"]:
+        ascend = _ascend_report()
+        report["ascend"].update({**ascend, "cann": {**ascend["cann"], "libraries": list(ascend["cann"]["libraries"]),
+                                                      "notes": list(ascend["cann"]["notes"])}})
+    return report
+

@@ -1,6 +1,6 @@
-# Types of the optional ASCEND backend module built from ffi/ascend/module.cc
-# (NB_MODULE(_silu_grad_ascend, m)); tests/test_packaging.py compares it with the
-# built module where that backend is compiled.
+# Types of the Ascend backend module built from ffi/ascend/module.cc
+# (NB_MODULE(_silu_grad_ascend, m)), present in every build;
+# tests/test_packaging.py compares it with the built module.
 
 from typing import Any
 
@@ -8,4 +8,7 @@ def registrations() -> dict[str, Any]:
     """FFI targets for platform 'ASCEND': {name: PyCapsule}."""
 
 def build_info() -> str:
-    """What this module was linked against: the CANN toolkit's path, or the test fake."""
+    """How this module reaches CANN."""
+
+def cann() -> dict[str, Any]:
+    """What the search for CANN found (once per process, on first use): found, problem, libraries, version, notes."""

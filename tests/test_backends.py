@@ -1,15 +1,19 @@
 """Backends: what is compiled and registered, the lowering per platform, and
 CPU/GPU agreement when a GPU is present.
 
-CI builds one installation with every backend (CUDA compiled but not run, the
-Ascend module linked against the fake CANN of tests/ascend_fake) and sets
+CI builds one installation with every backend (CUDA compiled but not run; the
+Ascend module, built everywhere, opens CANN at run time) and sets
 JAX_ASCEND_SILU_EXPECT_BACKENDS=cpu,cuda,ascend, so a backend that silently
-failed to build fails here.
+failed to build fails here. It also sets JAX_ASCEND_SILU_FAKE_CANN to the fake
+CANN installs its build made (<build>/ascend_fake, see cmake/ascend_backend.cmake),
+which the Ascend tests below then find at run time, as a real CANN is found.
 """
 
 import functools
 import importlib.util
 import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +45,9 @@ def test_compiled_backends_register_for_their_platform():
     platform = {b.name: b.xla_platform for b in BACKENDS}
     if status["ascend"]["compiled"]:
         assert status["ascend"]["platforms"] == [platform["ascend"]], status["ascend"]
-        detail = status["ascend"]["detail"]
-        assert detail.startswith("CANN toolkit at ") or "FAKE CANN" in detail
+        cann = status["ascend"]["cann"]
+        assert cann["found"] is (cann["problem"] == ""), cann
+        assert status["ascend"]["detail"].startswith("CANN " if cann["found"] else "CANN not found" if not cann["libraries"] else "CANN incomplete")
     if status["cuda"]["compiled"]:
         plugin = jas._ffi._jax_cuda_plugin_present()
         assert status["cuda"]["platforms"] == ([platform["cuda"]] if plugin else []), status["cuda"]
@@ -50,6 +55,117 @@ def test_compiled_backends_register_for_their_platform():
     for name in [b.name for b in BACKENDS if b.name != "cpu"]:  # the optional ones
         if not status[name]["compiled"]:
             assert status[name]["platforms"] == [] and status[name]["detail"] == "not built"
+
+
+def test_the_ascend_module_is_built_everywhere_and_imports_without_cann():
+    assert importlib.util.find_spec("jax_ascend_silu._silu_grad_ascend") is not None
+    status = jas.backends()["ascend"]
+    assert status["compiled"] and status["platforms"] == ["ASCEND"], status
+
+
+def _info_in_a_fresh_process(**env) -> subprocess.CompletedProcess:
+    """`python -m jax_ascend_silu info` with CANN's variables and the loader path set only as given
+    (the search for CANN runs once per process)."""
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH")}
+    return subprocess.run([sys.executable, "-m", "jax_ascend_silu", "info"], env={**clean, **env},
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_info_without_cann_says_what_was_looked_for_and_where():
+    if jas.backends()["ascend"]["cann"]["found"] and not any(
+            os.environ.get(v) for v in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH")):
+        pytest.skip("CANN is installed on this machine's default library path")
+    run = _info_in_a_fresh_process()
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "ascend  compiled, registered for ASCEND (CANN not found at run time)" in out
+    for looked_for in ("libacl_rt.so or libascendcl.so", "libnnopbase.so", "libopapi_nn.so or libopapi.so",
+                       "the loader path", "$ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH, $ASCEND_OPP_PATH are unset"):
+        assert looked_for in out, out
+    assert "PJRT backend for ASCEND: no" in out
+
+
+def _fake_cann(variant: str) -> str:
+    root = os.environ.get("JAX_ASCEND_SILU_FAKE_CANN")
+    if not root:
+        pytest.skip("JAX_ASCEND_SILU_FAKE_CANN (the fake CANN installs of a test build) is not set")
+    assert os.path.isdir(os.path.join(root, variant)), root
+    return os.path.join(root, variant)
+
+
+def test_info_with_the_fake_cann_names_its_libraries_and_version():
+    home = _fake_cann("cann9")
+    run = _info_in_a_fresh_process(ASCEND_HOME_PATH=home)
+    assert run.returncode == 0, run.stderr
+    assert "(CANN 9.0.0-fake found at run time: libacl_rt.so, libnnopbase.so, libopapi_nn.so)" in run.stdout
+    for role, name in (("ACL runtime", "libacl_rt.so"), ("aclnn tensor API", "libnnopbase.so"),
+                       ("operator library", "libopapi_nn.so")):
+        assert f"{role}: {home}/lib64/{name}" in run.stdout, run.stdout
+
+
+def test_info_with_an_older_fake_cann_says_what_it_lacks():
+    run = _info_in_a_fresh_process(ASCEND_HOME_PATH=_fake_cann("legacy"))
+    assert run.returncode == 0, run.stderr
+    assert "CANN 8.3.RC1-fake found at run time: libascendcl.so, libnnopbase.so, libopapi.so" in run.stdout
+    assert "aclDestroyAclOpExecutor not found" in run.stdout
+
+
+@pytest.mark.parametrize("variant, missing", [
+    ("no_operator", "operator library: libopapi_nn.so or libopapi.so not found in {home}/lib64"),
+    ("no_phase2", "operator library: {home}/lib64/libopapi_nn.so has no aclnnSiluBackward"),
+])
+def test_info_with_a_half_installed_cann_names_what_is_missing(variant, missing):
+    home = _fake_cann(variant)
+    run = _info_in_a_fresh_process(ASCEND_HOME_PATH=home)
+    assert run.returncode == 0, run.stderr  # a message, not a crash
+    assert "(CANN incomplete at run time:" in run.stdout
+    assert missing.format(home=home) in run.stdout, run.stdout
+
+
+def test_importing_the_package_does_not_open_cann():
+    home = _fake_cann("cann9")
+    code = ("import jax_ascend_silu as jas\n"
+            "maps = lambda: open('/proc/self/maps').read()\n"
+            "assert 'libnnopbase.so' not in maps(), 'opened at import'\n"
+            "assert jas.backends()['ascend']['cann']['found']\n"
+            "assert 'libnnopbase.so' in maps(), 'not opened by backends()'\n")
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ASCEND_HOME_PATH": home},
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+
+
+def test_no_ascend_pjrt_backend_without_a_plugin_that_could_provide_one():
+    if jas._ffi._other_jax_plugins():
+        pytest.skip("a PJRT plugin besides jax's own is installed here")
+    status = jas.backends()["ascend"]
+    assert status["pjrt_backend"] is False and status["registration_reached"] is False, status
+    assert "no PJRT plugin besides jax's own" in status["pjrt"]
+    assert status["registration"].startswith("pending")
+
+
+def test_an_installed_plugin_without_ascend_is_reported_as_such(monkeypatch):
+    monkeypatch.setattr(jas._ffi, "_other_jax_plugins", lambda: ["some_plugin"])
+    devices, how = jas._ffi._ascend_devices()
+    assert devices == []
+    assert how == "PJRT plugins some_plugin are installed, but none provides platform ASCEND"
+
+
+def test_a_backend_with_platform_ascend_is_found_and_its_registration_probed(monkeypatch):
+    class Client:
+        platform = "ascend"
+
+        def devices(self):
+            return ["npu:0"]
+
+    import jax.extend.backend
+
+    monkeypatch.setattr(jas._ffi, "_other_jax_plugins", lambda: ["ascend_plugin"])
+    monkeypatch.setattr(jax.extend.backend, "backends", lambda: {"cpu": jax.devices("cpu")[0].client, "npu": Client()})
+    assert jas._ffi._ascend_devices() == (["npu:0"], "PJRT backend 'npu' (platform 'ascend')")
+    # The probe compiles a real SiluGrad call; on CPU, where the handler is registered, it reaches it.
+    reached, how = jas._ffi._registration_reaches(jax.devices("cpu")[0])
+    assert reached and how.startswith("yes"), how
 
 
 def test_backends_returns_a_copy():

@@ -1,6 +1,7 @@
 // The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (aclnn
 // parameter codes 161xxx, shapes) are InvalidArgument, a workspace XLA could
-// not provide is ResourceExhausted, everything else Internal. The message
+// not provide is ResourceExhausted, a missing or incomplete CANN is
+// FailedPrecondition, everything else Internal. The message
 // (call, status code and name, CANN's aclGetRecentErrMsg()) is kept whole.
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 #define JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
@@ -18,6 +19,8 @@ inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
       return Error::Success();
     case Failure::kShapes:
       return Error::InvalidArgument(outcome.message);
+    case Failure::kNoCann:
+      return Error(ErrorCode::kFailedPrecondition, outcome.message);
     case Failure::kWorkspace:
       return Error(ErrorCode::kResourceExhausted, outcome.message);
     case Failure::kPhase1:

@@ -2,13 +2,18 @@
 #include "glue.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <utility>
 
 #include "common/broadcast.h"
-#include "silu_grad.h"
 
 namespace jas::ascend {
 namespace {
+
+static_assert(AclDataType(DataType::kFloat32) == cann::ACL_FLOAT &&
+              AclDataType(DataType::kFloat16) == cann::ACL_FLOAT16 &&
+              AclDataType(DataType::kBFloat16) == cann::ACL_BF16);
 
 // A normalised view: rank 0 becomes one element of rank 1, since
 // aclnnSiluBackward documents ranks 1 to 8.
@@ -29,12 +34,20 @@ void Normalise(const Operand& op, int64_t* rank, int64_t* dims) {
   }
 }
 
-// `op` over its own storage, seen with `out`'s shape (stride 0 where broadcast).
-bool MakeView(const Operand& op, const Operand& out, View* v) {
+// `op` over its own storage, seen with `out`'s shape (stride 0 where
+// broadcast), or, when `own_shape`, with its own shape (the operator
+// broadcasts). Either way false when `op` does not broadcast to `out`.
+bool MakeView(const Operand& op, const Operand& out, bool own_shape, View* v) {
   if (op.rank > kMaxRank || out.rank > kMaxRank) return false;
   Normalise(op, &v->storage_rank, v->storage_dims);
   Normalise(out, &v->rank, v->dims);
-  return BroadcastStrides(v->storage_rank, v->storage_dims, nullptr, v->rank, v->dims, v->strides);
+  if (!BroadcastStrides(v->storage_rank, v->storage_dims, nullptr, v->rank, v->dims, v->strides)) return false;
+  if (own_shape) {
+    v->rank = v->storage_rank;
+    std::copy(v->storage_dims, v->storage_dims + v->rank, v->dims);
+    RowMajorStrides(v->rank, v->dims, v->strides);
+  }
+  return true;
 }
 
 std::string List(const int64_t* values, int64_t n) {
@@ -43,13 +56,11 @@ std::string List(const int64_t* values, int64_t n) {
   return s + "]";
 }
 
-const char* TypeName(aclDataType t) {
+const char* TypeName(DataType t) {
   switch (t) {
-    case ACL_FLOAT: return "float32";
-    case ACL_FLOAT16: return "float16";
-    case ACL_BF16: return "bfloat16";
-    case ACL_DOUBLE: return "float64";
-    default: break;
+    case DataType::kFloat32: return "float32";
+    case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
   }
   return "an unsupported type";
 }
@@ -60,39 +71,71 @@ std::string Describe(const char* name, const Operand& op, const View& v) {
          List(v.dims, v.rank) + " strides " + List(v.strides, v.rank);
 }
 
-std::string RecentMessage() {
-  const char* m = aclGetRecentErrMsg();
+std::string RecentMessage(const CannApi& api) {
+  const char* m = api.aclGetRecentErrMsg();
   return (m != nullptr && *m != '\0') ? m : "(CANN recorded no message)";
 }
 
 // Destroys its tensor on every path out of SiluBackward.
 class TensorHandle {
  public:
-  TensorHandle() = default;
+  explicit TensorHandle(const CannApi& api) : api_(api) {}
   TensorHandle(const TensorHandle&) = delete;
   TensorHandle& operator=(const TensorHandle&) = delete;
   ~TensorHandle() {
-    if (tensor_ != nullptr) aclDestroyTensor(tensor_);
+    if (tensor_ != nullptr) api_.aclDestroyTensor(tensor_);
   }
   bool Create(const Operand& op, const View& v) {
-    tensor_ = aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), op.dtype, v.strides, 0,
-                              ACL_FORMAT_ND, v.storage_dims, static_cast<uint64_t>(v.storage_rank),
-                              op.data);
+    tensor_ = api_.aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), AclDataType(op.dtype), v.strides, 0,
+                                   cann::ACL_FORMAT_ND, v.storage_dims, static_cast<uint64_t>(v.storage_rank),
+                                   op.data);
     return tensor_ != nullptr;
   }
-  aclTensor* get() const { return tensor_; }
+  cann::aclTensor* get() const { return tensor_; }
 
  private:
-  aclTensor* tensor_ = nullptr;
+  const CannApi& api_;
+  cann::aclTensor* tensor_ = nullptr;
 };
 
-Outcome Fail(Failure failure, aclnnStatus status, std::string message) {
+// Owns phase 1's executor until phase 2 takes it (phase 2 frees it, run or
+// not); released with aclDestroyAclOpExecutor on any other path.
+class ExecutorHandle {
+ public:
+  explicit ExecutorHandle(const CannApi& api) : api_(api) {}
+  ExecutorHandle(const ExecutorHandle&) = delete;
+  ExecutorHandle& operator=(const ExecutorHandle&) = delete;
+  ~ExecutorHandle() {
+    if (executor_ != nullptr && api_.aclDestroyAclOpExecutor != nullptr) api_.aclDestroyAclOpExecutor(executor_);
+  }
+  cann::aclOpExecutor** out() { return &executor_; }
+  cann::aclOpExecutor* Release() { return std::exchange(executor_, nullptr); }
+  // For messages on the paths that abandon it.
+  std::string Fate() const {
+    if (executor_ == nullptr) return "";
+    return api_.aclDestroyAclOpExecutor != nullptr
+               ? " (phase 1's executor is released with aclDestroyAclOpExecutor)"
+               : " (this CANN has no aclDestroyAclOpExecutor: phase 1's executor is leaked)";
+  }
+
+ private:
+  const CannApi& api_;
+  cann::aclOpExecutor* executor_ = nullptr;
+};
+
+Outcome Fail(Failure failure, cann::aclnnStatus status, std::string message) {
   return Outcome{failure, status, "jax_ascend_silu: " + std::move(message)};
 }
 
 }  // namespace
 
-std::string StatusLabel(aclnnStatus status) {
+bool OperatorBroadcasts(const char* soc_name) {
+  // ops-nn's aclnn_silu_backward.cpp: broadcasting only on the regbase
+  // architecture (DAV_3510), the Ascend 950 family.
+  return soc_name != nullptr && std::strncmp(soc_name, "Ascend950", 9) == 0;
+}
+
+std::string StatusLabel(cann::aclnnStatus status) {
   const std::string name = StatusName(status);
   if (name != "ACLNN_ERR_UNKNOWN") return name;
   switch (status / 100000) {
@@ -103,63 +146,68 @@ std::string StatusLabel(aclnnStatus status) {
   return "an unknown status";
 }
 
-Outcome SiluBackward(aclrtStream stream, const WorkspaceSource& workspace, const Operand& grad_output,
-                     const Operand& self, const Operand& grad_input) {
+Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
+                     const Operand& grad_output, const Operand& self, const Operand& grad_input) {
   int64_t numel = 1;
   for (int64_t i = 0; i < grad_input.rank; ++i) numel *= grad_input.dims[i];
   if (numel == 0) return Outcome{};  // empty: nothing to launch
+  if (!cann.ok()) {
+    return Fail(Failure::kNoCann, 0, "SiluGrad on Ascend needs CANN, which was not found or is incomplete:\n" +
+                                         cann.problem());
+  }
+  const CannApi& api = cann.api();
+  const bool own_shapes = api.aclrtGetSocName != nullptr && OperatorBroadcasts(api.aclrtGetSocName());
 
   static constexpr const char* kNames[3] = {"grad_output", "self", "grad_input"};
   const Operand* ops[3] = {&grad_output, &self, &grad_input};
   View views[3];
   std::string operands;
   for (int i = 0; i < 3; ++i) {
-    if (!MakeView(*ops[i], grad_input, &views[i])) {
+    if (!MakeView(*ops[i], grad_input, own_shapes, &views[i])) {
       return Fail(Failure::kShapes, 0,
-                  std::string(kNames[i]) + " " + TypeName(ops[i]->dtype) +
-                      List(ops[i]->dims, ops[i]->rank) + " does not broadcast to grad_input " +
-                      List(grad_input.dims, grad_input.rank));
+                  std::string(kNames[i]) + " " + TypeName(ops[i]->dtype) + List(ops[i]->dims, ops[i]->rank) +
+                      " does not broadcast to grad_input " + List(grad_input.dims, grad_input.rank));
     }
     operands += (i ? "; " : "") + Describe(kNames[i], *ops[i], views[i]);
   }
 
-  TensorHandle tensors[3];
+  TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
   for (int i = 0; i < 3; ++i) {
     if (!tensors[i].Create(*ops[i], views[i])) {
       return Fail(Failure::kCreateTensor, 0,
-                  std::string("aclCreateTensor returned null for ") + kNames[i] + ": " +
-                      RecentMessage() + "; " + operands);
+                  std::string("aclCreateTensor returned null for ") + kNames[i] + ": " + RecentMessage(api) + "; " +
+                      operands);
     }
   }
 
   uint64_t workspace_bytes = 0;
-  aclOpExecutor* executor = nullptr;
-  aclnnStatus status = aclnnSiluBackwardGetWorkspaceSize(tensors[0].get(), tensors[1].get(),
-                                                         tensors[2].get(), &workspace_bytes, &executor);
-  if (status != 0) {
+  ExecutorHandle executor(api);
+  cann::aclnnStatus status = api.aclnnSiluBackwardGetWorkspaceSize(tensors[0].get(), tensors[1].get(),
+                                                                   tensors[2].get(), &workspace_bytes, executor.out());
+  if (status != 0) {  // phase 1 keeps no executor when it fails
+    executor.Release();
     return Fail(Failure::kPhase1, status,
                 "aclnnSiluBackwardGetWorkspaceSize failed with " + StatusLabel(status) + " (" +
-                    std::to_string(status) + "): " + RecentMessage() + "; " + operands);
+                    std::to_string(status) + "): " + RecentMessage(api) + "; " + operands);
   }
   // Only a non-zero size is allocated, and a failed allocation stops here:
-  // aclnnSiluBackward never sees a null workspace with a non-zero size. (The
-  // documented API has no way to release an executor that is not run.)
+  // aclnnSiluBackward never sees a null workspace with a non-zero size.
   void* workspace_ptr = nullptr;
   if (workspace_bytes > 0) {
-    workspace_ptr = workspace.allocate != nullptr ? workspace.allocate(workspace.context, workspace_bytes)
-                                                  : nullptr;
+    workspace_ptr =
+        workspace.allocate != nullptr ? workspace.allocate(workspace.context, workspace_bytes) : nullptr;
     if (workspace_ptr == nullptr) {
       return Fail(Failure::kWorkspace, 0,
                   "could not allocate the " + std::to_string(workspace_bytes) +
-                      " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for; " +
-                      operands);
+                      " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for" + executor.Fate() +
+                      "; " + operands);
     }
   }
-  status = aclnnSiluBackward(workspace_ptr, workspace_bytes, executor, stream);
+  status = api.aclnnSiluBackward(workspace_ptr, workspace_bytes, executor.Release(), stream);
   if (status != 0) {
     return Fail(Failure::kPhase2, status,
                 "aclnnSiluBackward failed with " + StatusLabel(status) + " (" + std::to_string(status) +
-                    "): " + RecentMessage() + "; " + operands);
+                    "): " + RecentMessage(api) + "; " + operands);
   }
   return Outcome{};
 }

@@ -1,23 +1,29 @@
 // The Ascend path without XLA: aclTensor views over device buffers, then
-// CANN's two-phase aclnnSiluBackward on a stream. The XLA handler
-// (handler.cc) only decodes its buffers into Operands and turns the
-// Outcome into an ffi::Error; tests drive this function directly against a
-// fake CANN (tests/ascend_fake), since XLA cannot call an "ASCEND" handler
-// without an Ascend PJRT plugin.
+// CANN's two-phase aclnnSiluBackward on a stream, through the functions
+// cann_loader.h found at run time. The XLA handler (handler.cc) only
+// decodes its buffers into Operands and turns the Outcome into an ffi::Error;
+// tests drive this function directly against the fake CANN of
+// tests/ascend_fake (loaded the same way), since XLA cannot call an "ASCEND"
+// handler without an Ascend PJRT plugin.
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_GLUE_H_
 #define JAX_ASCEND_SILU_FFI_ASCEND_GLUE_H_
 
 #include <cstdint>
 #include <string>
 
-#include "acl/acl.h"
-#include "aclnnop/aclnn_silu_backward.h"
+#include "cann.h"
+#include "cann_loader.h"
+#include "silu_grad.h"
 
 namespace jas::ascend {
 
+// The kernel's DataType is numbered as aclDataType; this is the one place
+// the two meet.
+constexpr cann::aclDataType AclDataType(DataType t) { return static_cast<cann::aclDataType>(t); }
+
 // A dense, row-major device buffer as XLA hands it over.
 struct Operand {
-  aclDataType dtype = ACL_FLOAT;
+  DataType dtype = DataType::kFloat32;
   int64_t rank = 0;
   const int64_t* dims = nullptr;  // `rank` entries
   void* data = nullptr;
@@ -32,6 +38,7 @@ struct WorkspaceSource {
 
 enum class Failure {
   kNone = 0,
+  kNoCann,        // CANN was not found, or lacks a function (no CANN call made)
   kShapes,        // the operands do not broadcast to grad_input (no CANN call made)
   kCreateTensor,  // aclCreateTensor returned null
   kPhase1,        // aclnnSiluBackwardGetWorkspaceSize returned `status`
@@ -41,21 +48,28 @@ enum class Failure {
 
 struct Outcome {
   Failure failure = Failure::kNone;
-  aclnnStatus status = 0;  // the aclnn status, for kPhase1 / kPhase2
-  std::string message;     // names the call, the status code and CANN's own message
+  cann::aclnnStatus status = 0;  // the aclnn status, for kPhase1 / kPhase2
+  std::string message;           // names the call, the status code and CANN's own message
   bool ok() const { return failure == Failure::kNone; }
 };
 
 // grad_input = grad_output * s'(self), the inputs broadcast to grad_input's
-// shape through stride-0 views (never materialised). Tensors are destroyed
-// on every path; the workspace is requested only when phase 1 asks for a
-// non-zero size. An empty grad_input makes no CANN call at all.
-Outcome SiluBackward(aclrtStream stream, const WorkspaceSource& workspace, const Operand& grad_output,
-                     const Operand& self, const Operand& grad_input);
+// shape. Where the operator broadcasts by itself (Ascend 950, recognised by
+// aclrtGetSocName) the operands go over with their own shapes; elsewhere as
+// stride-0 views with grad_input's shape, which CANN's operator accepts and
+// copies into its workspace. Tensors are destroyed on every path; the
+// workspace is requested only when phase 1 asks for a non-zero size; an
+// executor whose phase 2 does not run is released with aclDestroyAclOpExecutor
+// where CANN has it. An empty grad_input makes no CANN call at all.
+Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
+                     const Operand& grad_output, const Operand& self, const Operand& grad_input);
+
+// Whether the chip named by aclrtGetSocName broadcasts in aclnnSiluBackward.
+bool OperatorBroadcasts(const char* soc_name);
 
 // "ACLNN_ERR_PARAM_INVALID", ..., or the class of an unnamed code
-// ("ACLNN_ERR_INNER (internal error)").
-std::string StatusLabel(aclnnStatus status);
+// ("an unnamed internal error").
+std::string StatusLabel(cann::aclnnStatus status);
 
 }  // namespace jas::ascend
 

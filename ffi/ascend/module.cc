@@ -1,17 +1,19 @@
-// The optional Ascend extension module: the handler capsule for platform
-// "ASCEND". Built against the CANN toolkit, or (tests only) against the fake
-// CANN in tests/ascend_fake, which `cann()` then says.
+// The Ascend extension module: the handler capsule for platform "ASCEND",
+// and what the run-time search for CANN found. Built everywhere: nothing of
+// CANN is needed to build or import it; CANN is looked for on the first
+// cann() call or the first SiluGrad call on an Ascend device.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
 #include <string>
 
+#include "cann_loader.h"
 #include "handlers.h"
 
 namespace nb = nanobind;
 
 NB_MODULE(_silu_grad_ascend, m) {
-  m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'.";
+  m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'; CANN loaded at run time.";
 
   m.def("registrations", [] {
     nb::dict d;
@@ -19,8 +21,28 @@ NB_MODULE(_silu_grad_ascend, m) {
     return d;
   }, "FFI targets for platform 'ASCEND': {name: PyCapsule}.");
 
-  m.attr("PLATFORM") = "ASCEND";
+  m.def("build_info", [] { return std::string("CANN loaded at run time"); },
+        "How this module reaches CANN.");
 
-  m.def("build_info", [] { return std::string(JAS_CANN_DESCRIPTION); },
-        "What this module was linked against: the CANN toolkit's path, or the test fake.");
+  m.def("cann", [] {
+    const jas::ascend::Cann& cann = jas::ascend::ProcessCann();
+    nb::list libraries;
+    for (const jas::ascend::CannLibrary& lib : cann.libraries()) {
+      nb::dict entry;
+      entry["role"] = lib.role;
+      entry["name"] = lib.name;
+      entry["path"] = lib.path;
+      libraries.append(entry);
+    }
+    nb::list notes;
+    for (const std::string& note : cann.notes()) notes.append(note);
+    nb::dict d;
+    d["found"] = cann.ok();
+    d["problem"] = cann.problem();
+    d["libraries"] = libraries;
+    d["version"] = cann.version();
+    d["version_note"] = cann.version_note();
+    d["notes"] = notes;
+    return d;
+  }, "What the search for CANN found (once per process, on first use): found, problem, libraries, version, notes.");
 }

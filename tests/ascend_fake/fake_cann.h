@@ -1,14 +1,24 @@
-// THIS IS A FAKE, NOT CANN. A host-memory stand-in for the handful of CANN
-// functions the Ascend glue calls (aclCreateTensor, aclDestroyTensor,
-// aclnnSiluBackwardGetWorkspaceSize, aclnnSiluBackward, aclGetRecentErrMsg),
-// so the glue can be linked and tested on machines without Ascend hardware or
-// the toolkit. Tensors describe host memory; the "operator" runs this
-// package's own CPU kernel (kernel/silu_grad.h) synchronously; the stream is
-// only recorded. It checks what the documentation promises callers must
-// respect (ranks 1..8, ND format, a non-null workspace when its size is
-// non-zero, executors used once) and records every call for the tests.
+// THIS IS A FAKE, NOT CANN. Host-memory stand-ins for the CANN functions the
+// Ascend path calls, built as shared libraries with CANN's own names
+// (libacl_rt.so / libascendcl.so, libnnopbase.so, libopapi_nn.so / libopapi.so,
+// see cmake/ascend_backend.cmake) so that the package finds and opens them
+// exactly as it opens a real install. All of them forward to the one state
+// library this header belongs to, libjas_fake_cann.so, which tests link to
+// read its counters and inject faults.
 //
-// This header is the fake's control panel, used by tests only.
+// It behaves as ops-nn's aclnnSiluBackward is written (CANN 8.5/9.x), on
+// the chip named by $JAX_ASCEND_SILU_FAKE_CHIP:
+//   "910A"  Atlas training series: float16/float32 only (bfloat16 -> 161002);
+//           every view shape must equal gradInput's.
+//   "910B"  (the default) Atlas A2/A3: bfloat16 too; shapes as 910A.
+//   "950"   Ascend 950: operands broadcast to gradInput by the operator itself.
+// Phase 1 plans an intermediate output (copied into gradInput by phase 2) and,
+// for every non-contiguous input view (stride-0 broadcasts included), a
+// contiguous copy: all in the workspace, so its size is normally non-zero.
+// Phase 2 frees the executor, whatever it returns; aclDestroyAclOpExecutor
+// frees one that never ran. The arithmetic is this package's CPU kernel;
+// tensors describe host memory; streams are only recorded. Nothing here has
+// run on Ascend hardware.
 #ifndef JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 #define JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 
@@ -16,15 +26,26 @@
 #include <string>
 #include <vector>
 
-#include "acl/acl.h"
-#include "aclnnop/aclnn_silu_backward.h"
+#include "ascend/cann.h"
 
 namespace fake_cann {
 
-struct Mode {
-  uint64_t extra_workspace = 0;  // bytes phase 1 reports on top of what the kernel needs
-  aclnnStatus phase1_status = 0;  // non-zero: aclnnSiluBackwardGetWorkspaceSize fails with it
-  aclnnStatus phase2_status = 0;  // non-zero: aclnnSiluBackward fails with it
+using jas::cann::aclDataType;
+using jas::cann::aclFormat;
+using jas::cann::aclnnStatus;
+using jas::cann::aclOpExecutor;
+using jas::cann::aclrtStream;
+using jas::cann::aclTensor;
+
+enum class Chip { k910A, k910B, k950 };
+// From $JAX_ASCEND_SILU_FAKE_CHIP, read at every call (tests switch chips).
+Chip CurrentChip();
+const char* ChipName(Chip chip);  // "910A", "910B", "950"
+const char* SocName(Chip chip);   // what aclrtGetSocName returns: "Ascend910A", "Ascend910B3", "Ascend950PR_9589"
+
+struct Faults {
+  aclnnStatus phase1_status = 0;     // non-zero: aclnnSiluBackwardGetWorkspaceSize fails with it
+  aclnnStatus phase2_status = 0;     // non-zero: aclnnSiluBackward fails with it (and frees the executor)
   int fail_create_tensor_call = -1;  // index (from 0) of the aclCreateTensor call that returns null
 };
 
@@ -40,23 +61,40 @@ struct Record {
   std::vector<TensorRecord> created;  // every aclCreateTensor call that succeeded, in order
   int create_calls = 0;
   int destroyed = 0;
-  int64_t live_tensors = 0;           // created and not yet destroyed
   int phase1_calls = 0;
   int phase2_calls = 0;
-  std::vector<const void*> executors_issued;  // by phase 1
-  std::vector<const void*> executors_run;     // handed to phase 2
-  void* workspace = nullptr;                  // last phase 2 arguments
+  std::vector<const void*> executors_issued;     // by phase 1
+  std::vector<const void*> executors_run;        // handed to phase 2
+  std::vector<const void*> executors_destroyed;  // released by aclDestroyAclOpExecutor
+  uint64_t planned_workspace = 0;                // phase 1's last answer
+  int materialised = 0;                          // input views phase 2 copied into the workspace (last call)
+  void* workspace = nullptr;                     // last phase 2 arguments
   uint64_t workspace_size = 0;
   aclrtStream stream = nullptr;
-  bool extra_workspace_written = false;       // the fake wrote its extra bytes (proves they were usable)
 };
 
-// Clears the record and sets the mode for the next calls. Executors issued
-// and never run are released here (the documented API has no call for it).
-void Reset(const Mode& mode = {});
+// Clears the record and sets the faults for the next calls. Live tensors and
+// executors are kept (and counted): a leak stays visible.
+void Reset(const Faults& faults = {});
 const Record& Calls();
-// Executors issued by phase 1 and not yet run.
+int64_t LiveTensors();
 int64_t LiveExecutors();
+// Frees every live tensor and executor, returning how many there were: for
+// tests of a CANN that cannot release an executor, after counting the leak.
+int64_t ReleaseAll();
+
+// What the exported CANN functions forward to (see the libraries' sources).
+namespace impl {
+const char* RecentErrMsg();
+aclTensor* CreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
+                        int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
+                        void* tensorData);
+aclnnStatus DestroyTensor(const aclTensor* tensor);
+aclnnStatus DestroyExecutor(aclOpExecutor* executor);
+aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* gradInput,
+                             uint64_t* workspaceSize, aclOpExecutor** executor);
+aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+}  // namespace impl
 
 }  // namespace fake_cann
 

@@ -1,16 +1,29 @@
-// The Ascend glue (ffi/ascend/glue.h) linked against the FAKE CANN of
-// tests/ascend_fake: host memory stands in for device memory and the fake
-// operator runs this package's CPU kernel. Checks the aclTensor views the glue
-// builds, workspace sizing and allocation, executor and stream hand-over,
-// tensor destruction on every path, and the mapping of every failure to a
-// status, a message and an ffi::Error code. Not a test of CANN itself.
+// The Ascend path against the FAKE CANN of tests/ascend_fake, opened at run
+// time by the package's own loader (ffi/ascend/cann_loader.h) exactly as a real
+// install is. Host memory stands in for device memory and the fake operator
+// runs this package's CPU kernel. Checks the run-time search (installs of
+// every layout, half-installed ones, unloadable files), the aclTensor views
+// the glue builds on each chip (own shapes where the operator broadcasts,
+// stride-0 views elsewhere), workspace sizing and allocation, executor and
+// stream hand-over, the release of executors and tensors on every path, and
+// the mapping of every failure to a status, a message and an ffi::Error code.
+// Not a test of CANN itself.
+//
+// TEST(ascend_glue, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
+// set by ctest); the other groups once.
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ascend/cann_loader.h"
 #include "ascend/error.h"
 #include "ascend/glue.h"
 #include "check.h"
@@ -20,14 +33,37 @@
 
 namespace {
 
+using fake_cann::Chip;
+using jas::DataType;
+using jas::ascend::Cann;
+using jas::ascend::CannSearch;
 using jas::ascend::Failure;
 using jas::ascend::Operand;
 using jas::ascend::Outcome;
-using jas::ascend::SiluBackward;
 using jas::ascend::WorkspaceSource;
 using Dims = std::vector<int64_t>;
+namespace cann = jas::cann;
 
-aclrtStream const kStream = reinterpret_cast<aclrtStream>(uintptr_t{0x5eed});
+const cann::aclrtStream kStream = reinterpret_cast<cann::aclrtStream>(uintptr_t{0x5eed});
+
+std::string FakeDir(const std::string& variant) { return std::string(JAS_FAKE_CANN_ROOT) + "/" + variant; }
+
+CannSearch In(std::vector<std::string> dirs, bool loader_path = false) {
+  CannSearch search;
+  for (std::string& d : dirs) search.dirs.push_back({std::move(d), "test"});
+  search.loader_path = loader_path;
+  return search;
+}
+
+// The complete fake install, loaded once for the glue tests.
+const Cann& Full() {
+  static const Cann cann = Cann::Load(In({FakeDir("cann9/lib64")}));
+  return cann;
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool NoLeaks() { return fake_cann::LiveTensors() == 0 && fake_cann::LiveExecutors() == 0; }
 
 // Host "device" memory handed out as the workspace, with a log of requests.
 struct Allocator {
@@ -53,31 +89,31 @@ int64_t Numel(const Dims& d) {
 
 // A dense buffer of one dtype, stored as bytes.
 struct Buffer {
-  aclDataType dtype;
+  DataType dtype;
   Dims dims;
   std::vector<char> bytes;
 
-  Buffer(aclDataType t, Dims d) : dtype(t), dims(std::move(d)), bytes(Numel(dims) * ElemBytes(t)) {}
-  static int64_t ElemBytes(aclDataType t) { return t == ACL_FLOAT ? 4 : 2; }
+  Buffer(DataType t, Dims d) : dtype(t), dims(std::move(d)), bytes(Numel(dims) * ElemBytes(t)) {}
+  static int64_t ElemBytes(DataType t) { return t == DataType::kFloat32 ? 4 : 2; }
   int64_t numel() const { return Numel(dims); }
   Operand op() { return Operand{dtype, static_cast<int64_t>(dims.size()), dims.data(), bytes.data()}; }
 
   float get(int64_t i) const {
-    if (dtype == ACL_FLOAT) {
+    if (dtype == DataType::kFloat32) {
       float f;
       std::memcpy(&f, bytes.data() + 4 * i, 4);
       return f;
     }
     uint16_t h;
     std::memcpy(&h, bytes.data() + 2 * i, 2);
-    return dtype == ACL_FLOAT16 ? jas::half::F16ToFloat(h) : jas::half::BF16ToFloat(h);
+    return dtype == DataType::kFloat16 ? jas::half::F16ToFloat(h) : jas::half::BF16ToFloat(h);
   }
   void set(int64_t i, float f) {
-    if (dtype == ACL_FLOAT) {
+    if (dtype == DataType::kFloat32) {
       std::memcpy(bytes.data() + 4 * i, &f, 4);
       return;
     }
-    const uint16_t h = dtype == ACL_FLOAT16 ? jas::half::FloatToF16(f) : jas::half::FloatToBF16(f);
+    const uint16_t h = dtype == DataType::kFloat16 ? jas::half::FloatToF16(f) : jas::half::FloatToBF16(f);
     std::memcpy(bytes.data() + 2 * i, &h, 2);
   }
   void fill(uint64_t seed, float scale) {
@@ -109,17 +145,15 @@ Buffer Expand(const Buffer& in, const Dims& out_dims) {
   return e;
 }
 
-jas::DataType KernelType(aclDataType t) {
-  return t == ACL_FLOAT ? jas::DataType::kFloat32
-                        : t == ACL_FLOAT16 ? jas::DataType::kFloat16 : jas::DataType::kBFloat16;
-}
-
-// The kernel called directly on materialised, contiguous inputs.
-Buffer KernelResult(Buffer g, Buffer x, const Dims& out_dims) {
-  Buffer ge = Expand(g, out_dims), xe = Expand(x, out_dims), out(g.dtype, out_dims);
+// The kernel called directly on contiguous inputs: broadcast by the kernel
+// itself, as the operator does on Ascend 950, or first materialised, as CANN
+// does elsewhere (the two may differ in the last bit: the kernel computes s'(x)
+// of a broadcast self once, in double).
+Buffer KernelResult(Buffer g, Buffer x, const Dims& out_dims, bool expand) {
+  Buffer ge = expand ? Expand(g, out_dims) : g, xe = expand ? Expand(x, out_dims) : x, out(g.dtype, out_dims);
   auto desc = [](Buffer& b) {
     jas::TensorDesc d;
-    d.dtype = KernelType(b.dtype);
+    d.dtype = b.dtype;
     d.rank = static_cast<int64_t>(b.dims.size());
     d.dims = b.dims.data();
     d.storage_numel = b.numel();
@@ -129,37 +163,40 @@ Buffer KernelResult(Buffer g, Buffer x, const Dims& out_dims) {
   const jas::TensorDesc dg = desc(ge), dx = desc(xe), dout = desc(out);
   uint64_t ws = 0;
   jas::SiluGradExecutor* e = nullptr;
-  if (jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e) != jas::kSuccess || ws != 0 ||
-      jas::SiluGradRun(nullptr, 0, e, nullptr) != jas::kSuccess) {
+  if (jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e) != jas::kSuccess) {
+    out.bytes.clear();  // makes every comparison fail
+    return out;
+  }
+  std::vector<char> workspace(ws);
+  if (jas::SiluGradRun(ws ? workspace.data() : nullptr, ws, e, nullptr) != jas::kSuccess) {
     out.bytes.clear();  // makes every comparison fail
   }
   return out;
 }
+
+bool Broadcasts() { return fake_cann::CurrentChip() == Chip::k950; }
 
 double Derivative(double x) {
   const double s = 1.0 / (1.0 + std::exp(-x));
   return s * (1.0 + x * (1.0 - s));
 }
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// Runs the glue on random inputs and checks the result against the kernel
-// and, loosely, against the formula in double.
+// Runs the glue on random inputs, on the chip ctest chose.
 struct Run {
   Buffer g, x, out;
   Allocator alloc;
   Outcome outcome;
 
-  Run(aclDataType t, Dims g_dims, Dims x_dims, Dims out_dims)
+  Run(DataType t, Dims g_dims, Dims x_dims, Dims out_dims, const Cann& cann = Full())
       : g(t, std::move(g_dims)), x(t, std::move(x_dims)), out(t, std::move(out_dims)) {
     g.fill(1, 2.0f);
     x.fill(2, 6.0f);
-    outcome = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+    outcome = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
   }
-  bool matches_kernel() const { return KernelResult(g, x, out.dims).bytes == out.bytes; }
+  bool matches_kernel() const { return KernelResult(g, x, out.dims, !Broadcasts()).bytes == out.bytes; }
   bool near_formula() const {
     const Buffer ge = Expand(g, out.dims), xe = Expand(x, out.dims);
-    const double tol = g.dtype == ACL_FLOAT ? 1e-5 : g.dtype == ACL_FLOAT16 ? 2e-3 : 2e-2;
+    const double tol = g.dtype == DataType::kFloat32 ? 1e-5 : g.dtype == DataType::kFloat16 ? 2e-3 : 2e-2;
     for (int64_t i = 0; i < out.numel(); ++i) {
       const double want = ge.get(i) * Derivative(xe.get(i));
       if (std::fabs(out.get(i) - want) > tol * (1.0 + std::fabs(want))) return false;
@@ -168,11 +205,23 @@ struct Run {
   }
 };
 
+// Phase 1's workspace was requested once, at its size, and phase 2 got it.
+void CheckWorkspaceHandedOver(const Run& r) {
+  const fake_cann::Record& c = fake_cann::Calls();
+  CHECK(c.planned_workspace > 0);  // the intermediate output at least
+  CHECK_EQ(r.alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
+  REQUIRE(r.alloc.blocks.size() == 1);
+  CHECK_EQ(c.workspace, static_cast<void*>(r.alloc.blocks[0].get()));
+  CHECK_EQ(c.workspace_size, c.planned_workspace);
+}
+
 }  // namespace
+
+// --- the glue on each chip --------------------------------------------------------
 
 TEST(ascend_glue, contiguous_float32_builds_plain_views_and_matches_kernel) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {3, 4}, {3, 4}, {3, 4});
+  Run r(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
@@ -182,75 +231,97 @@ TEST(ascend_glue, contiguous_float32_builds_plain_views_and_matches_kernel) {
     CHECK_EQ(c.created[i].strides, (Dims{4, 1}));
     CHECK_EQ(c.created[i].storage_dims, (Dims{3, 4}));
     CHECK_EQ(c.created[i].offset, int64_t{0});
-    CHECK_EQ(c.created[i].format, ACL_FORMAT_ND);
-    CHECK_EQ(c.created[i].dtype, ACL_FLOAT);
+    CHECK_EQ(c.created[i].format, cann::ACL_FORMAT_ND);
+    CHECK_EQ(c.created[i].dtype, cann::ACL_FLOAT);
     CHECK_EQ(c.created[i].data, data[i]);
   }
+  CHECK_EQ(c.materialised, 0);
+  CheckWorkspaceHandedOver(r);
   CHECK(r.matches_kernel());
   CHECK(r.near_formula());
+  CHECK(NoLeaks());
 }
 
 TEST(ascend_glue, phases_run_once_with_phase_one_executor_and_the_stream) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {5}, {5}, {5});
+  Run r(DataType::kFloat32, {5}, {5}, {5});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.phase1_calls, 1);
   CHECK_EQ(c.phase2_calls, 1);
   REQUIRE(c.executors_issued.size() == 1);
   REQUIRE(c.executors_run.size() == 1);
   CHECK_EQ(c.executors_run[0], c.executors_issued[0]);
+  CHECK(c.executors_destroyed.empty());  // phase 2 freed it
   CHECK_EQ(c.stream, kStream);
-  CHECK_EQ(c.live_tensors, int64_t{0});
   CHECK_EQ(c.destroyed, 3);
-  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, broadcast_grad_output_is_a_stride0_view_over_its_own_storage) {
+TEST(ascend_glue, broadcast_grad_output_is_its_own_shape_on_950_else_a_stride0_view) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {4}, {3, 4}, {3, 4});
+  Run r(DataType::kFloat32, {4}, {3, 4}, {3, 4});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
-  CHECK_EQ(c.created[0].dims, (Dims{3, 4}));
-  CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
+  if (Broadcasts()) {  // the operator broadcasts: nothing is copied
+    CHECK_EQ(c.created[0].dims, (Dims{4}));
+    CHECK_EQ(c.created[0].strides, (Dims{1}));
+    CHECK_EQ(c.materialised, 0);
+  } else {  // a stride-0 view, which CANN copies into its workspace
+    CHECK_EQ(c.created[0].dims, (Dims{3, 4}));
+    CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
+    CHECK_EQ(c.materialised, 1);
+  }
   CHECK_EQ(c.created[0].storage_dims, (Dims{4}));
   CHECK_EQ(c.created[1].strides, (Dims{4, 1}));
+  CheckWorkspaceHandedOver(r);
   CHECK(r.matches_kernel());
   CHECK(r.near_formula());
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, broadcast_self_and_both_operands_are_stride0_views) {
+TEST(ascend_glue, broadcast_self_and_both_operands) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {1, 4}, {3, 1}, {3, 4});
+  Run r(DataType::kFloat32, {1, 4}, {3, 1}, {3, 4});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
-  CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
+  if (Broadcasts()) {
+    CHECK_EQ(c.created[0].dims, (Dims{1, 4}));
+    CHECK_EQ(c.created[1].dims, (Dims{3, 1}));
+    CHECK_EQ(c.created[1].strides, (Dims{1, 1}));
+    CHECK_EQ(c.materialised, 0);
+  } else {
+    CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
+    CHECK_EQ(c.created[1].dims, (Dims{3, 4}));
+    CHECK_EQ(c.created[1].strides, (Dims{1, 0}));
+    CHECK_EQ(c.materialised, 2);
+  }
   CHECK_EQ(c.created[0].storage_dims, (Dims{1, 4}));
-  CHECK_EQ(c.created[1].dims, (Dims{3, 4}));
-  CHECK_EQ(c.created[1].strides, (Dims{1, 0}));
   CHECK_EQ(c.created[1].storage_dims, (Dims{3, 1}));
   CHECK_EQ(c.created[2].strides, (Dims{4, 1}));
+  CheckWorkspaceHandedOver(r);
   CHECK(r.matches_kernel());
   CHECK(r.near_formula());
+  CHECK(NoLeaks());
 }
 
 TEST(ascend_glue, size_one_dims_shared_by_all_keep_their_strides) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {2, 1, 3}, {1, 1, 3}, {2, 1, 3});
+  Run r(DataType::kFloat32, {2, 1, 3}, {1, 1, 3}, {2, 1, 3});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
   CHECK_EQ(c.created[0].strides, (Dims{3, 3, 1}));
-  CHECK_EQ(c.created[1].strides, (Dims{0, 3, 1}));
+  CHECK_EQ(c.created[1].strides, Broadcasts() ? (Dims{3, 3, 1}) : (Dims{0, 3, 1}));
   CHECK(r.matches_kernel());
+  CHECK(NoLeaks());
 }
 
 TEST(ascend_glue, scalar_output_becomes_a_one_element_vector) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {}, {}, {});
+  Run r(DataType::kFloat32, {}, {}, {});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
@@ -261,101 +332,99 @@ TEST(ascend_glue, scalar_output_becomes_a_one_element_vector) {
   }
   CHECK(r.matches_kernel());
   CHECK(r.near_formula());
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, scalar_grad_output_broadcasts_with_all_zero_strides) {
+TEST(ascend_glue, scalar_grad_output_broadcasts_from_one_element) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {}, {2, 3}, {2, 3});
+  Run r(DataType::kFloat32, {}, {2, 3}, {2, 3});
   REQUIRE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
   REQUIRE(c.created.size() == 3);
-  CHECK_EQ(c.created[0].dims, (Dims{2, 3}));
-  CHECK_EQ(c.created[0].strides, (Dims{0, 0}));
+  CHECK_EQ(c.created[0].dims, Broadcasts() ? (Dims{1}) : (Dims{2, 3}));
+  CHECK_EQ(c.created[0].strides, Broadcasts() ? (Dims{1}) : (Dims{0, 0}));
   CHECK_EQ(c.created[0].storage_dims, (Dims{1}));
   CHECK(r.matches_kernel());
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, half_types_map_to_acl_enums_and_match_kernel) {
-  for (aclDataType t : {ACL_FLOAT16, ACL_BF16}) {
-    fake_cann::Reset();
-    Run r(t, {2, 1, 5}, {3, 5}, {2, 3, 5});
+TEST(ascend_glue, float16_maps_to_acl_float16_and_matches_kernel) {
+  fake_cann::Reset();
+  Run r(DataType::kFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
+  REQUIRE(r.outcome.ok());
+  for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, cann::ACL_FLOAT16);
+  CHECK(r.matches_kernel());
+  CHECK(r.near_formula());
+  CHECK(NoLeaks());
+}
+
+TEST(ascend_glue, bfloat16_runs_except_on_910A_which_refuses_it) {
+  fake_cann::Reset();
+  Run r(DataType::kBFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
+  if (fake_cann::CurrentChip() == Chip::k910A) {
+    CHECK(r.outcome.failure == Failure::kPhase1);
+    CHECK_EQ(r.outcome.status, 161002);
+    CHECK(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A"));
+    CHECK(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kInvalidArgument);
+    CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
+  } else {
     REQUIRE(r.outcome.ok());
-    for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, t);
-    CHECK_EQ(static_cast<int>(t), t == ACL_FLOAT16 ? 1 : 27);
+    for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, cann::ACL_BF16);
     CHECK(r.matches_kernel());
     CHECK(r.near_formula());
   }
+  CHECK(NoLeaks());
 }
 
 TEST(ascend_glue, rank_eight_passes_through) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {2, 1, 2, 1, 2, 1, 2, 3}, {1, 3, 1, 2, 1, 2, 1, 3}, {2, 3, 2, 2, 2, 2, 2, 3});
+  Run r(DataType::kFloat32, {2, 1, 2, 1, 2, 1, 2, 3}, {1, 3, 1, 2, 1, 2, 1, 3}, {2, 3, 2, 2, 2, 2, 2, 3});
   REQUIRE(r.outcome.ok());
   REQUIRE(fake_cann::Calls().created.size() == 3);
   CHECK_EQ(fake_cann::Calls().created[2].dims.size(), size_t{8});
   CHECK(r.matches_kernel());
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, zero_workspace_is_never_allocated_and_phase_two_gets_null_zero) {
+TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
   fake_cann::Reset();
-  Run r(ACL_FLOAT, {3, 4}, {4}, {3, 4});
-  REQUIRE(r.outcome.ok());
-  CHECK(r.alloc.requests.empty());
-  CHECK(fake_cann::Calls().workspace == nullptr);
-  CHECK_EQ(fake_cann::Calls().workspace_size, uint64_t{0});
-}
-
-TEST(ascend_glue, nonzero_workspace_is_allocated_once_at_its_size_and_handed_to_phase_two) {
-  fake_cann::Mode mode;
-  mode.extra_workspace = 4096;
-  fake_cann::Reset(mode);
-  Run r(ACL_BF16, {7, 9}, {7, 9}, {7, 9});
-  REQUIRE(r.outcome.ok());
-  CHECK_EQ(r.alloc.requests, (std::vector<uint64_t>{4096}));
-  REQUIRE(r.alloc.blocks.size() == 1);
-  CHECK_EQ(fake_cann::Calls().workspace, static_cast<void*>(r.alloc.blocks[0].get()));
-  CHECK_EQ(fake_cann::Calls().workspace_size, uint64_t{4096});
-  CHECK(fake_cann::Calls().extra_workspace_written);
-  CHECK(r.matches_kernel());
-}
-
-TEST(ascend_glue, failed_workspace_allocation_stops_before_phase_two) {
-  fake_cann::Mode mode;
-  mode.extra_workspace = 1000;
-  fake_cann::Reset(mode);
-  Buffer g(ACL_FLOAT, {8}), x(ACL_FLOAT, {8}), out(ACL_FLOAT, {8});
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
   Allocator alloc;
   alloc.fail = true;
-  const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const fake_cann::Record& c = fake_cann::Calls();
   CHECK(o.failure == Failure::kWorkspace);
-  CHECK(Contains(o.message, "1000 bytes"));
-  CHECK_EQ(alloc.requests, (std::vector<uint64_t>{1000}));
-  CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
-  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{1});  // never run: CANN documents no way to release it
-  CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
+  CHECK(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
+  CHECK(Contains(o.message, "released with aclDestroyAclOpExecutor"));
+  CHECK_EQ(alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
+  CHECK_EQ(c.phase2_calls, 0);
+  CHECK_EQ(c.executors_destroyed, c.executors_issued);
+  CHECK(NoLeaks());
   CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kResourceExhausted);
 }
 
 TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
-  fake_cann::Mode mode;
-  mode.extra_workspace = 64;
-  fake_cann::Reset(mode);
-  Buffer g(ACL_FLOAT, {8}), x(ACL_FLOAT, {8}), out(ACL_FLOAT, {8});
-  const Outcome o = SiluBackward(kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
+  fake_cann::Reset();
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
   CHECK(o.failure == Failure::kWorkspace);
   CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
+  CHECK_EQ(fake_cann::Calls().executors_destroyed.size(), size_t{1});
+  CHECK(NoLeaks());
 }
 
-const aclnnStatus kStatuses[] = {161001, 161002, 361001, 561000, 561101, 561103};
+namespace {
+
+const cann::aclnnStatus kStatuses[] = {161001, 161002, 361001, 561000, 561101, 561103};
 
 void CheckStatusMapping(bool phase1) {
-  for (aclnnStatus status : kStatuses) {
-    fake_cann::Mode mode;
-    (phase1 ? mode.phase1_status : mode.phase2_status) = status;
-    fake_cann::Reset(mode);
-    Buffer g(ACL_FLOAT, {2, 3}), x(ACL_FLOAT, {3}), out(ACL_FLOAT, {2, 3});
+  for (cann::aclnnStatus status : kStatuses) {
+    fake_cann::Faults faults;
+    (phase1 ? faults.phase1_status : faults.phase2_status) = status;
+    fake_cann::Reset(faults);
+    Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 3}), out(DataType::kFloat32, {2, 3});
     Allocator alloc;
-    const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
     CHECK(o.failure == (phase1 ? Failure::kPhase1 : Failure::kPhase2));
     CHECK_EQ(o.status, status);
     const char* call = phase1 ? "aclnnSiluBackwardGetWorkspaceSize failed" : "aclnnSiluBackward failed";
@@ -363,10 +432,10 @@ void CheckStatusMapping(bool phase1) {
     CHECK(Contains(o.message, "(" + std::to_string(status) + ")"));
     CHECK(Contains(o.message, jas::ascend::StatusLabel(status)));
     CHECK(Contains(o.message, "fake CANN: "));  // aclGetRecentErrMsg() is carried over
-    CHECK(Contains(o.message, "self float32[3] as [2,3] strides [0,1]"));
+    CHECK(Contains(o.message, "self float32[2,3] as [2,3] strides [3,1]"));
     CHECK_EQ(fake_cann::Calls().phase2_calls, phase1 ? 0 : 1);
-    CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});  // a failed phase 2 still consumes it
-    CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
+    CHECK(fake_cann::Calls().executors_destroyed.empty());  // phase 2 frees its executor, failed or not
+    CHECK(NoLeaks());
     const xla::ffi::Error e = jas::ascend::ToFfiError(o);
     CHECK(e.failure());
     CHECK(e.errc() == (status / 1000 == 161 ? xla::ffi::ErrorCode::kInvalidArgument
@@ -375,43 +444,46 @@ void CheckStatusMapping(bool phase1) {
   }
 }
 
+}  // namespace
+
 TEST(ascend_glue, each_phase_one_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(true); }
 
 TEST(ascend_glue, each_phase_two_status_becomes_an_error_with_code_and_cann_message) { CheckStatusMapping(false); }
 
 TEST(ascend_glue, failed_tensor_creation_destroys_the_tensors_already_made) {
   for (int fail_at = 0; fail_at < 3; ++fail_at) {
-    fake_cann::Mode mode;
-    mode.fail_create_tensor_call = fail_at;
-    fake_cann::Reset(mode);
-    Buffer g(ACL_FLOAT, {4}), x(ACL_FLOAT, {4}), out(ACL_FLOAT, {4});
+    fake_cann::Faults faults;
+    faults.fail_create_tensor_call = fail_at;
+    fake_cann::Reset(faults);
+    Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
-    const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
     CHECK(o.failure == Failure::kCreateTensor);
     CHECK(Contains(o.message, "aclCreateTensor returned null for"));
     CHECK(Contains(o.message, "set to fail at call " + std::to_string(fail_at)));
     CHECK_EQ(fake_cann::Calls().destroyed, fail_at);
-    CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
     CHECK_EQ(fake_cann::Calls().phase1_calls, 0);
+    CHECK(NoLeaks());
     CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInternal);
   }
 }
 
 TEST(ascend_glue, empty_output_makes_no_cann_call) {
   fake_cann::Reset();
-  Buffer g(ACL_FLOAT, {3, 0}), x(ACL_FLOAT, {1}), out(ACL_FLOAT, {3, 0});
+  Buffer g(DataType::kFloat32, {3, 0}), x(DataType::kFloat32, {1}), out(DataType::kFloat32, {3, 0});
   Allocator alloc;
-  const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   CHECK(o.ok());
   CHECK_EQ(fake_cann::Calls().create_calls, 0);
   CHECK_EQ(fake_cann::Calls().phase1_calls, 0);
+  CHECK(alloc.requests.empty());
 }
 
 TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
   fake_cann::Reset();
-  Buffer g(ACL_FLOAT, {3, 4}), x(ACL_FLOAT, {5}), out(ACL_FLOAT, {3, 4});
+  Buffer g(DataType::kFloat32, {3, 4}), x(DataType::kFloat32, {5}), out(DataType::kFloat32, {3, 4});
   Allocator alloc;
-  const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   CHECK(o.failure == Failure::kShapes);
   CHECK(Contains(o.message, "self float32[5] does not broadcast to grad_input [3,4]"));
   CHECK_EQ(fake_cann::Calls().create_calls, 0);
@@ -419,19 +491,73 @@ TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
 }
 
 TEST(ascend_glue, operator_rejections_pass_through_with_its_status) {
-  fake_cann::Reset();  // the fake's operator is the kernel: it rejects mixed dtypes with 161002
-  Buffer g(ACL_FLOAT16, {4}), x(ACL_FLOAT, {4}), out(ACL_FLOAT, {4});
+  fake_cann::Reset();  // mixed dtypes: the operator's 161002
+  Buffer g(DataType::kFloat16, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
   Allocator alloc;
-  const Outcome o = SiluBackward(kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   CHECK(o.failure == Failure::kPhase1);
   CHECK_EQ(o.status, 161002);
   CHECK(Contains(o.message, "ACLNN_ERR_PARAM_INVALID (161002)"));
-  CHECK(Contains(o.message, "the kernel's phase 1 returned ACLNN_ERR_PARAM_INVALID"));
+  CHECK(Contains(o.message, "must share one dtype"));
   CHECK(Contains(o.message, "grad_output float16[4]"));
-  CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
+  CHECK(NoLeaks());
 }
 
-TEST(ascend_glue, status_labels_name_known_codes_and_classify_the_rest) {
+// The fake itself must behave as the operator is written, or the glue tests prove nothing.
+TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhere) {
+  fake_cann::Reset();
+  const jas::ascend::CannApi& api = Full().api();
+  Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {3, 4}), out(DataType::kFloat32, {3, 4});
+  const int64_t d1[1] = {4}, s1[1] = {1}, d2[2] = {3, 4}, s2[2] = {4, 1};
+  cann::aclTensor* t[3] = {
+      api.aclCreateTensor(d1, 1, cann::ACL_FLOAT, s1, 0, cann::ACL_FORMAT_ND, d1, 1, g.bytes.data()),
+      api.aclCreateTensor(d2, 2, cann::ACL_FLOAT, s2, 0, cann::ACL_FORMAT_ND, d2, 2, x.bytes.data()),
+      api.aclCreateTensor(d2, 2, cann::ACL_FLOAT, s2, 0, cann::ACL_FORMAT_ND, d2, 2, out.bytes.data())};
+  uint64_t ws = 0;
+  cann::aclOpExecutor* e = nullptr;
+  const cann::aclnnStatus s = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e);
+  if (Broadcasts()) {
+    CHECK_EQ(s, 0);
+    CHECK(e != nullptr);
+    CHECK_EQ(api.aclDestroyAclOpExecutor(e), 0);
+  } else {
+    CHECK_EQ(s, 161002);
+    CHECK(Contains(api.aclGetRecentErrMsg(), "must have gradInput's shape"));
+  }
+  for (cann::aclTensor* tensor : t) CHECK_EQ(api.aclDestroyTensor(tensor), 0);
+  CHECK(NoLeaks());
+}
+
+TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
+  fake_cann::Reset();
+  const jas::ascend::CannApi& api = Full().api();
+  Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
+  const int64_t dims[1] = {4}, strides[1] = {1};
+  cann::aclTensor* t[3];
+  Buffer* b[3] = {&g, &x, &out};
+  for (int i = 0; i < 3; ++i) {
+    t[i] = api.aclCreateTensor(dims, 1, cann::ACL_FLOAT, strides, 0, cann::ACL_FORMAT_ND, dims, 1,
+                               b[i]->bytes.data());
+    REQUIRE(t[i] != nullptr);
+  }
+  uint64_t ws = 0;
+  cann::aclOpExecutor* e = nullptr;
+  const cann::aclnnStatus planned = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e);
+  REQUIRE(planned == 0);
+  CHECK(ws > 0);
+  CHECK_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 161001);
+  CHECK(Contains(api.aclGetRecentErrMsg(), "nullptr"));
+  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});                 // freed by the failed phase 2
+  CHECK_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 561103);  // already consumed
+  CHECK(api.aclDestroyAclOpExecutor(e) != 0);                        // and not destroyable twice
+  for (cann::aclTensor* tensor : t) CHECK_EQ(api.aclDestroyTensor(tensor), 0);
+  CHECK_EQ(api.aclDestroyTensor(t[0]), 161002);  // not alive any more
+  CHECK(NoLeaks());
+}
+
+// --- errors, independent of the chip ----------------------------------------------
+
+TEST(ascend_errors, status_labels_name_known_codes_and_classify_the_rest) {
   CHECK_EQ(jas::ascend::StatusLabel(161001), std::string("ACLNN_ERR_PARAM_NULLPTR"));
   CHECK_EQ(jas::ascend::StatusLabel(161002), std::string("ACLNN_ERR_PARAM_INVALID"));
   CHECK_EQ(jas::ascend::StatusLabel(361001), std::string("ACLNN_ERR_RUNTIME_ERROR"));
@@ -442,28 +568,148 @@ TEST(ascend_glue, status_labels_name_known_codes_and_classify_the_rest) {
   CHECK_EQ(jas::ascend::StatusLabel(42), std::string("an unknown status"));
 }
 
-// The fake itself must catch the misuses the glue is tested against.
-TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
-  fake_cann::Mode mode;
-  mode.extra_workspace = 16;
-  fake_cann::Reset(mode);
-  Buffer g(ACL_FLOAT, {4}), x(ACL_FLOAT, {4}), out(ACL_FLOAT, {4});
-  const int64_t dims[1] = {4}, strides[1] = {1};
-  aclTensor* t[3];
-  Buffer* b[3] = {&g, &x, &out};
-  for (int i = 0; i < 3; ++i) {
-    t[i] = aclCreateTensor(dims, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, dims, 1, b[i]->bytes.data());
-    REQUIRE(t[i] != nullptr);
-  }
-  uint64_t ws = 0;
-  aclOpExecutor* e = nullptr;
-  REQUIRE(aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e) == 0);
-  CHECK_EQ(ws, uint64_t{16});
-  CHECK_EQ(aclnnSiluBackward(nullptr, ws, e, kStream), 161001);
-  CHECK(Contains(aclGetRecentErrMsg(), "nullptr"));
-  CHECK_EQ(aclnnSiluBackward(nullptr, ws, e, kStream), 561103);  // already consumed
-  for (aclTensor* tensor : t) CHECK_EQ(aclDestroyTensor(tensor), 0);
-  CHECK_EQ(aclDestroyTensor(t[0]), 161002);  // not alive any more
-  CHECK_EQ(fake_cann::Calls().live_tensors, int64_t{0});
+TEST(ascend_errors, the_chip_names_that_broadcast_are_the_950_family) {
+  CHECK(jas::ascend::OperatorBroadcasts("Ascend950PR_9589"));
+  CHECK(jas::ascend::OperatorBroadcasts("Ascend950DT_9582"));
+  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910B3"));
+  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910_9391"));
+  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910A"));
+  CHECK(!jas::ascend::OperatorBroadcasts(nullptr));  // before aclInit
 }
 
+// --- the run-time search ------------------------------------------------------------
+
+TEST(ascend_loader, finds_a_complete_install_and_names_its_libraries_and_version) {
+  const Cann cann = Cann::Load(In({FakeDir("cann9/lib64")}));
+  REQUIRE(cann.ok());
+  CHECK(cann.problem().empty());
+  REQUIRE(cann.libraries().size() == 3);
+  const char* names[3] = {"libacl_rt.so", "libnnopbase.so", "libopapi_nn.so"};
+  for (int i = 0; i < 3; ++i) {
+    CHECK_EQ(cann.libraries()[i].name, std::string(names[i]));
+    CHECK_EQ(cann.libraries()[i].path, FakeDir("cann9/lib64/") + names[i]);
+  }
+  CHECK_EQ(cann.version(), std::string("9.0.0-fake"));
+  CHECK(cann.notes().empty());
+  CHECK(cann.api().aclDestroyAclOpExecutor != nullptr && cann.api().aclrtGetSocName != nullptr);
+}
+
+TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_what_it_cannot_release) {
+  const Cann cann = Cann::Load(In({FakeDir("legacy/lib64")}));
+  REQUIRE(cann.ok());
+  REQUIRE(cann.libraries().size() == 3);
+  CHECK_EQ(cann.libraries()[0].name, std::string("libascendcl.so"));
+  CHECK_EQ(cann.libraries()[2].name, std::string("libopapi.so"));
+  CHECK_EQ(cann.version(), std::string("8.3.RC1-fake"));  // from aclsysGetCANNVersion
+  CHECK(cann.api().aclDestroyAclOpExecutor == nullptr);
+  REQUIRE(cann.notes().size() == 1);
+  CHECK(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found"));
+
+  fake_cann::Reset();
+  fake_cann::ReleaseAll();
+  Run ok(DataType::kFloat32, {3, 4}, {4}, {3, 4}, cann);  // it still runs
+  CHECK(ok.outcome.ok());
+  CHECK(ok.matches_kernel());
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
+  Allocator alloc;
+  alloc.fail = true;
+  const Outcome o = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
+  CHECK(o.failure == Failure::kWorkspace);
+  CHECK(Contains(o.message, "no aclDestroyAclOpExecutor: phase 1's executor is leaked"));
+  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{1});  // exactly the one README warns of
+  CHECK_EQ(fake_cann::LiveTensors(), int64_t{0});
+  CHECK_EQ(fake_cann::ReleaseAll(), int64_t{1});
+}
+
+TEST(ascend_loader, the_operator_library_may_sit_under_ascend_opp_path) {
+  const char* vars[3] = {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"};
+  for (const char* v : vars) unsetenv(v);
+  setenv("ASCEND_HOME_PATH", FakeDir("split/home").c_str(), 1);
+  setenv("ASCEND_OPP_PATH", FakeDir("split/opp").c_str(), 1);
+  CannSearch search = jas::ascend::SearchFromEnvironment();
+  REQUIRE(search.dirs.size() == 2);
+  CHECK_EQ(search.dirs[0].path, FakeDir("split/home/lib64"));
+  CHECK_EQ(search.dirs[0].origin, std::string("$ASCEND_HOME_PATH/lib64"));
+  CHECK_EQ(search.dirs[1].origin, std::string("$ASCEND_OPP_PATH/lib64"));
+  CHECK(search.loader_path);
+  search.loader_path = false;  // this binary's loader path holds the complete fake
+  const Cann cann = Cann::Load(search);
+  REQUIRE(cann.ok());
+  REQUIRE(cann.libraries().size() == 3);
+  CHECK_EQ(cann.libraries()[2].path, FakeDir("split/opp/lib64/libopapi_nn.so"));
+  setenv("ASCEND_TOOLKIT_HOME", FakeDir("split/home").c_str(), 1);  // the same directory is searched once
+  CHECK_EQ(jas::ascend::SearchFromEnvironment().dirs.size(), size_t{2});
+  for (const char* v : vars) unsetenv(v);
+  CannSearch none = jas::ascend::SearchFromEnvironment();
+  none.loader_path = false;  // this group's LD_LIBRARY_PATH holds the complete fake
+  CHECK(none.dirs.empty());
+  CHECK_EQ(none.unset, (std::vector<std::string>{"$ASCEND_TOOLKIT_HOME", "$ASCEND_HOME_PATH", "$ASCEND_OPP_PATH"}));
+  CHECK(Contains(Cann::Load(none).problem(),
+                 "$ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH, $ASCEND_OPP_PATH are unset"));
+}
+
+TEST(ascend_loader, the_loader_path_is_searched_by_bare_name) {
+  // ctest puts the complete fake on LD_LIBRARY_PATH for this group.
+  const char* ld = std::getenv("LD_LIBRARY_PATH");
+  REQUIRE(ld != nullptr && Contains(ld, FakeDir("cann9/lib64")));
+  const Cann cann = Cann::Load(In({}, /*loader_path=*/true));
+  CHECK_MSG(cann.ok(), cann.problem());
+  REQUIRE(cann.libraries().size() == 3);
+  CHECK_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
+}
+
+TEST(ascend_loader, a_missing_operator_library_is_named_with_where_it_was_looked_for) {
+  fake_cann::Reset();
+  const Cann cann = Cann::Load(In({FakeDir("no_operator/lib64")}));
+  CHECK(!cann.ok());
+  CHECK(Contains(cann.problem(), "operator library: libopapi_nn.so or libopapi.so not found in " +
+                                     FakeDir("no_operator/lib64")));
+  CHECK(!Contains(cann.problem(), "ACL runtime"));  // the parts that are there are not blamed
+  CHECK_EQ(cann.libraries().size(), size_t{2});
+  Run r(DataType::kFloat32, {4}, {4}, {4}, cann);  // no crash: an error naming what is missing
+  CHECK(r.outcome.failure == Failure::kNoCann);
+  CHECK(Contains(r.outcome.message, "needs CANN"));
+  CHECK(Contains(r.outcome.message, "libopapi_nn.so or libopapi.so"));
+  CHECK(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kFailedPrecondition);
+  CHECK_EQ(fake_cann::Calls().create_calls, 0);
+}
+
+TEST(ascend_loader, a_missing_function_is_named_with_its_library) {
+  const Cann cann = Cann::Load(In({FakeDir("no_phase2/lib64")}));
+  CHECK(!cann.ok());
+  CHECK(Contains(cann.problem(), FakeDir("no_phase2/lib64/libopapi_nn.so") + " has no aclnnSiluBackward"));
+  CHECK(!Contains(cann.problem(), "GetWorkspaceSize"));
+}
+
+TEST(ascend_loader, nothing_found_names_every_library_and_every_place) {
+  const Cann cann = Cann::Load(In({FakeDir("nowhere/lib64"), FakeDir("legacy")}));
+  CHECK(!cann.ok());
+  CHECK(cann.libraries().empty());
+  for (const char* part : {"ACL runtime: libacl_rt.so or libascendcl.so", "aclnn tensor API: libnnopbase.so",
+                           "operator library: libopapi_nn.so or libopapi.so"}) {
+    CHECK_MSG(Contains(cann.problem(), part), cann.problem());
+  }
+  CHECK(Contains(cann.problem(), FakeDir("nowhere/lib64") + " (test), " + FakeDir("legacy") + " (test)"));
+  CHECK(cann.version().empty());
+  const Cann none = Cann::Load(In({}));
+  CHECK(Contains(none.problem(), "nowhere (no directory given)"));
+}
+
+TEST(ascend_loader, a_file_that_will_not_load_is_reported_with_the_loader_message) {
+  char dir[] = "/tmp/jas_cann_XXXXXX";
+  const char* made = mkdtemp(dir);  // REQUIRE evaluates its condition twice
+  REQUIRE(made != nullptr);
+  const std::string path = std::string(dir) + "/libnnopbase.so";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("not a shared library\n", f);
+  std::fclose(f);
+  const Cann cann = Cann::Load(In({dir, FakeDir("cann9/lib64")}));
+  CHECK(cann.ok());  // the next directory has a good one
+  CHECK_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
+  const Cann broken = Cann::Load(In({dir}));
+  CHECK(!broken.ok());
+  CHECK_MSG(Contains(broken.problem(), "[" + path + ": " + path), broken.problem());  // dlerror names the file
+  std::remove(path.c_str());
+  rmdir(dir);
+}

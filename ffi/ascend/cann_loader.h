@@ -1,0 +1,99 @@
+// Finding CANN at run time. Nothing of CANN is linked: the ACL runtime
+// (libacl_rt, or libascendcl before CANN 9), the aclnn tensor API
+// (libnnopbase) and the operator library (libopapi_nn from CANN 8.5, else
+// libopapi) are opened with dlopen when first needed, and each function is
+// looked up by name (as torch_npu does), so one build serves every CANN
+// version and a machine without CANN imports and runs everything else.
+// Whatever is missing -- a library, a function -- becomes a message, never a
+// crash.
+#ifndef JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_
+#define JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_
+
+#include <string>
+#include <vector>
+
+#include "cann.h"
+
+namespace jas::ascend {
+
+// The CANN functions the Ascend path calls. In a Cann that ok(), the required
+// ones are all set; the optional ones may be null.
+struct CannApi {
+  cann::aclCreateTensorFn* aclCreateTensor = nullptr;
+  cann::aclDestroyTensorFn* aclDestroyTensor = nullptr;
+  cann::aclnnSiluBackwardGetWorkspaceSizeFn* aclnnSiluBackwardGetWorkspaceSize = nullptr;
+  cann::aclnnSiluBackwardFn* aclnnSiluBackward = nullptr;
+  cann::aclGetRecentErrMsgFn* aclGetRecentErrMsg = nullptr;
+  // Optional. Without it (before CANN 8.5) an executor whose phase 2 does
+  // not run cannot be released: one executor leaks per such call.
+  cann::aclDestroyAclOpExecutorFn* aclDestroyAclOpExecutor = nullptr;
+  // Optional. Without it the operator is assumed not to broadcast (stride-0
+  // views are handed over, which every chip accepts).
+  cann::aclrtGetSocNameFn* aclrtGetSocName = nullptr;
+  // Optional, for reporting the version only.
+  cann::aclsysGetVersionStrFn* aclsysGetVersionStr = nullptr;
+  cann::aclsysGetCANNVersionFn* aclsysGetCANNVersion = nullptr;
+};
+
+// Where the libraries are looked for: each directory in order, then (when
+// `loader_path`) the dynamic loader's own search by bare name
+// (LD_LIBRARY_PATH, the caller's RUNPATH, ld.so.cache, the system directories).
+struct CannSearch {
+  struct Dir {
+    std::string path;
+    std::string origin;  // "$ASCEND_HOME_PATH/lib64", for messages
+  };
+  std::vector<Dir> dirs;
+  bool loader_path = true;
+  std::vector<std::string> unset;  // environment variables that would have named a directory, for messages
+};
+
+// lib64/ of $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH and $ASCEND_OPP_PATH
+// (those that are set), then the loader path.
+CannSearch SearchFromEnvironment();
+
+struct CannLibrary {
+  std::string role;  // "ACL runtime", "aclnn tensor API", "operator library"
+  std::string name;  // "libacl_rt.so"
+  std::string path;  // the file the loader opened
+};
+
+class Cann {
+ public:
+  // Opens the libraries and looks the functions up. Never throws or aborts:
+  // what fails is in problem().
+  static Cann Load(const CannSearch& search);
+
+  Cann(Cann&& other) noexcept;
+  Cann& operator=(Cann&&) = delete;
+  Cann(const Cann&) = delete;
+  ~Cann();  // closes the libraries it opened
+
+  bool ok() const { return problem_.empty(); }
+  const CannApi& api() const { return api_; }
+  // What was looked for and not found, one line per missing piece; empty when ok().
+  const std::string& problem() const { return problem_; }
+  const std::vector<CannLibrary>& libraries() const { return libraries_; }
+  // Optional functions this CANN lacks, and what that changes.
+  const std::vector<std::string>& notes() const { return notes_; }
+  // "8.5.0" as CANN reports it, or "" when it does not (version_note() says why).
+  const std::string& version() const { return version_; }
+  const std::string& version_note() const { return version_note_; }
+
+ private:
+  Cann() = default;
+  CannApi api_;
+  std::string problem_;
+  std::vector<CannLibrary> libraries_;
+  std::vector<std::string> notes_;
+  std::string version_, version_note_;
+  std::vector<void*> handles_;
+};
+
+// This process's CANN: loaded from the environment on first use and kept
+// until exit (CANN's libraries are never unloaded while they may hold state).
+const Cann& ProcessCann();
+
+}  // namespace jas::ascend
+
+#endif  // JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_

@@ -1,0 +1,44 @@
+// THIS IS A FAKE, NOT CANN (see fake_cann.h): the ACL runtime's functions the
+// package calls, built as libacl_rt.so (CANN 9) and as libascendcl.so (older).
+#include <cstring>
+#include <type_traits>
+
+#include "fake_cann.h"
+
+namespace cann = jas::cann;
+
+extern "C" {
+
+const char* aclGetRecentErrMsg() { return fake_cann::impl::RecentErrMsg(); }
+
+const char* aclrtGetSocName() { return fake_cann::SocName(fake_cann::CurrentChip()); }
+
+#ifdef FAKE_CANN_VERSION_STR
+cann::aclError aclsysGetVersionStr(char* pkgName, char* versionStr) {
+  if (pkgName == nullptr || versionStr == nullptr) return 100000;  // ACL_ERROR_INVALID_PARAM
+  if (std::strcmp(pkgName, "runtime") != 0) return 100003;         // no such package here
+  std::strncpy(versionStr, FAKE_CANN_VERSION_STR, cann::kPkgVersionMaxSize - 1);
+  return 0;
+}
+#endif
+
+#ifdef FAKE_CANN_LEGACY_VERSION
+cann::aclError aclsysGetCANNVersion(cann::aclCANNPackageName name, cann::aclCANNPackageVersion* version) {
+  if (version == nullptr || name != cann::ACL_PKG_NAME_CANN) return 100000;
+  *version = {};
+  std::strncpy(version->version, FAKE_CANN_LEGACY_VERSION, sizeof version->version - 1);
+  return 0;
+}
+#endif
+
+}  // extern "C"
+
+// The exports have the declared types (cann.h), which CI checks against CANN's headers.
+static_assert(std::is_same_v<decltype(aclGetRecentErrMsg), cann::aclGetRecentErrMsgFn>);
+static_assert(std::is_same_v<decltype(aclrtGetSocName), cann::aclrtGetSocNameFn>);
+#ifdef FAKE_CANN_VERSION_STR
+static_assert(std::is_same_v<decltype(aclsysGetVersionStr), cann::aclsysGetVersionStrFn>);
+#endif
+#ifdef FAKE_CANN_LEGACY_VERSION
+static_assert(std::is_same_v<decltype(aclsysGetCANNVersion), cann::aclsysGetCANNVersionFn>);
+#endif

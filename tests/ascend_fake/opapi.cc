@@ -1,0 +1,31 @@
+// THIS IS A FAKE, NOT CANN (see fake_cann.h): the operator library, built as
+// libopapi_nn.so (CANN 8.5 and later) and as libopapi.so (older).
+#include <type_traits>
+
+#include "fake_cann.h"
+
+namespace cann = jas::cann;
+
+extern "C" {
+
+cann::aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const cann::aclTensor* gradOutput, const cann::aclTensor* self,
+                                                    cann::aclTensor* gradInput, uint64_t* workspaceSize,
+                                                    cann::aclOpExecutor** executor) {
+  return fake_cann::impl::GetWorkspaceSize(gradOutput, self, gradInput, workspaceSize, executor);
+}
+
+#ifndef FAKE_CANN_NO_PHASE2  // a half-installed CANN: the library without the function
+cann::aclnnStatus aclnnSiluBackward(void* workspace, uint64_t workspaceSize, cann::aclOpExecutor* executor,
+                                    cann::aclrtStream stream) {
+  return fake_cann::impl::Run(workspace, workspaceSize, executor, stream);
+}
+#endif
+
+}  // extern "C"
+
+// The exports have the declared types (cann.h), which CI checks against CANN's headers.
+static_assert(std::is_same_v<decltype(aclnnSiluBackwardGetWorkspaceSize),
+                             cann::aclnnSiluBackwardGetWorkspaceSizeFn>);
+#ifndef FAKE_CANN_NO_PHASE2
+static_assert(std::is_same_v<decltype(aclnnSiluBackward), cann::aclnnSiluBackwardFn>);
+#endif
