@@ -55,3 +55,15 @@ def test_sharded_step_equals_single_device_step_with_jax_nn_silu():
     for got, p, g in zip(jax.tree.leaves(sharded_params), jax.tree.leaves(params), jax.tree.leaves(grads)):
         assert got.sharding.is_fully_replicated
         np.testing.assert_allclose(got, p - 0.05 * g, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_process_flags_go_together(capsys):
+    example = _load_example()
+    for partial in (["--coordinator", "127.0.0.1:1"], ["--num-processes", "2", "--process-id", "0"]):
+        try:
+            example.main(partial)
+        except SystemExit as stop:
+            assert stop.code == 2
+        else:
+            raise AssertionError(f"{partial} was accepted")
+        assert "--coordinator, --num-processes and --process-id go together" in capsys.readouterr().err
