@@ -1,4 +1,4 @@
-# The Ascend backend: ffi/ascend_glue.cc (aclTensor views + CANN's two-phase
+# The Ascend backend: ffi/ascend/glue.cc (aclTensor views + CANN's two-phase
 # aclnnSiluBackward) and the _silu_grad_ascend extension module with the
 # "ASCEND" FFI handler. Built against the CANN toolkit (ASCEND_TOOLKIT_HOME or
 # ASCEND_HOME_PATH: headers in include/, libraries in lib64/), or, for tests
@@ -35,15 +35,14 @@ else()
 endif()
 message(STATUS "Ascend backend: ${_cann_description}")
 
-add_library(jas_ascend_glue STATIC ffi/ascend_glue.cc)
+add_library(jas_ascend_glue STATIC ffi/ascend/glue.cc)
 target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ffi ${_cann_include})
 target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${_cann_libraries})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend_module.cc ffi/silu_grad_ascend.cc)
-  target_include_directories(_silu_grad_ascend SYSTEM PRIVATE ${XLA_FFI_INCLUDE_DIR})
-  target_link_libraries(_silu_grad_ascend PRIVATE jas_ascend_glue)
+  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc ffi/ascend/handler.cc)
+  target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi jas_ascend_glue)
   target_compile_definitions(_silu_grad_ascend PRIVATE JAS_CANN_DESCRIPTION="${_cann_description}")
   if(NOT JAX_ASCEND_SILU_FAKE_CANN)
     set_target_properties(_silu_grad_ascend PROPERTIES INSTALL_RPATH "${ASCEND_TOOLKIT_HOME}/lib64")

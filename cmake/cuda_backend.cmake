@@ -1,5 +1,5 @@
-# The CUDA backend: kernel/silu_grad_cuda.cu (plain CUDA, no XLA) and the
-# _silu_grad_cuda extension module with the "CUDA" FFI handler.
+# The CUDA backend: kernel/cuda/ (plain CUDA, no XLA) and the
+# _silu_grad_cuda extension module (ffi/cuda/) with the "CUDA" FFI handler.
 include(CheckLanguage)
 check_language(CUDA)
 if(NOT CMAKE_CUDA_COMPILER)
@@ -17,7 +17,7 @@ set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 message(STATUS "CUDA backend: nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
 
-add_library(jas_kernel_cuda STATIC kernel/silu_grad_cuda.cu kernel/silu_grad_cuda_plan.cc)
+add_library(jas_kernel_cuda STATIC kernel/cuda/silu_grad_cuda.cu kernel/cuda/plan.cc)
 # The static runtime keeps the module independent of whichever libcudart
 # jax's CUDA plugin brings; only the driver (libcuda) is needed at run time.
 target_link_libraries(jas_kernel_cuda PUBLIC jas_kernel CUDA::cudart_static)
@@ -27,9 +27,8 @@ set_target_properties(jas_kernel_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(jas_kernel_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
 
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_cuda NB_STATIC ffi/cuda_module.cc ffi/silu_grad_cuda.cc)
-  target_include_directories(_silu_grad_cuda SYSTEM PRIVATE ${XLA_FFI_INCLUDE_DIR})
-  target_link_libraries(_silu_grad_cuda PRIVATE jas_kernel_cuda)
+  nanobind_add_module(_silu_grad_cuda NB_STATIC ffi/cuda/module.cc ffi/cuda/handler.cc)
+  target_link_libraries(_silu_grad_cuda PRIVATE jas_ffi jas_kernel_cuda)
   target_compile_definitions(_silu_grad_cuda PRIVATE JAS_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES}")
   install(TARGETS _silu_grad_cuda LIBRARY DESTINATION jax_ascend_silu)
 endif()

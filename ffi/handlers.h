@@ -8,7 +8,7 @@
 // for its own platform.
 inline constexpr char kTargetName[] = "jax_ascend_silu_silu_grad";
 
-// Platform "cpu" (module _silu_grad_ext).
+// Platform "cpu" (module _silu_grad_cpu).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCpu(XLA_FFI_CallFrame* call_frame);
 // Platform "CUDA" (module _silu_grad_cuda, built with JAX_ASCEND_SILU_CUDA).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCuda(XLA_FFI_CallFrame* call_frame);

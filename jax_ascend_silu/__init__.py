@@ -19,7 +19,7 @@ def _find_installed_extension() -> None:
     no compiled extension; the installed package's folder is then searched
     too, so the installed extension modules load."""
     here = _pathlib.Path(__file__).resolve().parent
-    if any(here.glob("_silu_grad_ext*.so")) or any(here.glob("_silu_grad_ext*.pyd")):
+    if any(here.glob("_silu_grad_cpu*.so")) or any(here.glob("_silu_grad_cpu*.pyd")):
         return
     try:
         installed = _pathlib.Path(str(_metadata.distribution("jax_ascend_silu").locate_file("jax_ascend_silu")))

@@ -13,14 +13,14 @@ import importlib.util
 
 import jax
 
-from . import _silu_grad_ext as ext
+from . import _silu_grad_cpu as ext
 
 #: The custom-call target every backend registers under its own platform name.
 TARGET = "jax_ascend_silu_silu_grad"
 
 # (backend, extension module, XLA platform its handler is registered for)
 _BACKENDS = (
-    ("cpu", "_silu_grad_ext", "cpu"),
+    ("cpu", "_silu_grad_cpu", "cpu"),
     ("cuda", "_silu_grad_cuda", "CUDA"),
     ("ascend", "_silu_grad_ascend", "ASCEND"),
 )

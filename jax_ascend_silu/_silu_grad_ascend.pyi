@@ -1,4 +1,4 @@
-# Types of the optional ASCEND backend module built from ffi/ascend_module.cc
+# Types of the optional ASCEND backend module built from ffi/ascend/module.cc
 # (NB_MODULE(_silu_grad_ascend, m)); tests/test_packaging.py compares it with the
 # built module where that backend is compiled.
 

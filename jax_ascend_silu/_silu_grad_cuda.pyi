@@ -1,4 +1,4 @@
-# Types of the optional CUDA backend module built from ffi/cuda_module.cc
+# Types of the optional CUDA backend module built from ffi/cuda/module.cc
 # (NB_MODULE(_silu_grad_cuda, m)); tests/test_packaging.py compares it with the
 # built module where that backend is compiled.
 

@@ -1,4 +1,4 @@
-"""The raw kernel through `_silu_grad_ext.kernel`: strided views with storage
+"""The raw kernel through `_silu_grad_cpu.kernel`: strided views with storage
 offsets on NumPy buffers, status codes, and bitwise determinism over ISAs,
 chunk sizes and threads (the C++ tests under ctest go deeper)."""
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import reference
-from jax_ascend_silu import _silu_grad_ext
+from jax_ascend_silu import _silu_grad_cpu
 
-kernel = _silu_grad_ext.kernel
+kernel = _silu_grad_cpu.kernel
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 SENTINEL = {np.dtype(np.float32): 0x7FC0BEEF, np.dtype(np.float16): 0x7E5A, np.dtype(ml_dtypes.bfloat16): 0x7E5A}
 
@@ -141,7 +141,7 @@ def test_bitwise_identical_for_any_isa_chunk_and_thread_count(dtype, x_shape):
     g = (rng.standard_normal(97 * 211)).astype(dtype)
     x = (rng.standard_normal(int(np.prod(x_shape))) * 5).astype(dtype)
     results = {}
-    for isa in _silu_grad_ext.supported_isas():
+    for isa in _silu_grad_cpu.supported_isas():
         for chunk in (1, 100, 0):
             for threads in (1, 2, 5):
                 out = np.zeros(97 * 211, dtype)

@@ -11,7 +11,7 @@ import types
 import pytest
 
 import jax_ascend_silu as jas
-from jax_ascend_silu import _silu_grad_ext
+from jax_ascend_silu import _silu_grad_cpu
 
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
 
@@ -110,7 +110,7 @@ def _stub_path(module_name: str, sub_path: str = "") -> pathlib.Path:
 
 
 # The CPU module is always built; the CUDA and Ascend ones only with their CMake options.
-NATIVE = ["_silu_grad_ext", "_silu_grad_cuda", "_silu_grad_ascend"]
+NATIVE = ["_silu_grad_cpu", "_silu_grad_cuda", "_silu_grad_ascend"]
 
 
 def _built(module_name: str):
@@ -121,7 +121,7 @@ def _built(module_name: str):
 
 def test_package_is_typed_and_ships_a_stub_for_every_native_module():
     assert (PACKAGE / "py.typed").is_file()
-    assert pathlib.Path(_silu_grad_ext.__file__).parent == PACKAGE
+    assert pathlib.Path(_silu_grad_cpu.__file__).parent == PACKAGE
     for name in NATIVE:
         assert _stub_path(name).is_file(), name
 

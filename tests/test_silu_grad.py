@@ -128,12 +128,12 @@ def test_workspace_is_an_xla_result_sized_by_phase_one(platform):
 def test_tests_run_the_installed_extension():
     import pathlib
 
-    from jax_ascend_silu import _silu_grad_ext
+    from jax_ascend_silu import _silu_grad_cpu
 
     package_dir = pathlib.Path(jas.__file__).resolve().parent
     repo_root = pathlib.Path(__file__).resolve().parents[1]
     assert package_dir != repo_root / "jax_ascend_silu"
-    assert pathlib.Path(_silu_grad_ext.__file__).parent == package_dir
+    assert pathlib.Path(_silu_grad_cpu.__file__).parent == package_dir
 
 
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)

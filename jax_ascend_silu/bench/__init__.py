@@ -24,7 +24,7 @@ QUICK_SIZES = (12, 16, 20, 24)
 
 
 def environment() -> dict:
-    from .. import __version__, _silu_grad_ext as ext
+    from .. import __version__, _silu_grad_cpu as ext
 
     def read(path):
         try:

@@ -1,4 +1,4 @@
-// The Ascend glue (ffi/ascend_glue.h) linked against the FAKE CANN of
+// The Ascend glue (ffi/ascend/glue.h) linked against the FAKE CANN of
 // tests/ascend_fake: host memory stands in for device memory and the fake
 // operator runs this package's CPU kernel. Checks the aclTensor views the glue
 // builds, workspace sizing and allocation, executor and stream hand-over,
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "ascend_error.h"
-#include "ascend_glue.h"
-#include "fake_cann.h"
-#include "half.h"
+#include "ascend/error.h"
+#include "ascend/glue.h"
 #include "check.h"
+#include "common/half.h"
+#include "fake_cann.h"
 #include "silu_grad.h"
 
 namespace {

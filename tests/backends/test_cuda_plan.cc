@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "check.h"
+#include "cuda/executor.h"
+#include "cuda/layout.h"
+#include "cuda/silu_grad_cuda.h"
 #include "silu_grad.h"
-#include "silu_grad_cuda.h"
-#include "silu_grad_cuda_executor.h"
-#include "silu_grad_cuda_layout.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "check.h"
-#include "half.h"
+#include "common/half.h"
 #include "thread_parallel.h"
 
 namespace jas::test {

@@ -1,0 +1,35 @@
+// The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (aclnn
+// parameter codes 161xxx, shapes) are InvalidArgument, a workspace XLA could
+// not provide is ResourceExhausted, everything else Internal. The message
+// (call, status code and name, CANN's aclGetRecentErrMsg()) is kept whole.
+#ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
+#define JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
+
+#include "glue.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace jas::ascend {
+
+inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
+  using ::xla::ffi::Error;
+  using ::xla::ffi::ErrorCode;
+  switch (outcome.failure) {
+    case Failure::kNone:
+      return Error::Success();
+    case Failure::kShapes:
+      return Error::InvalidArgument(outcome.message);
+    case Failure::kWorkspace:
+      return Error(ErrorCode::kResourceExhausted, outcome.message);
+    case Failure::kPhase1:
+    case Failure::kPhase2:
+      if (outcome.status / 1000 == 161) return Error::InvalidArgument(outcome.message);
+      return Error::Internal(outcome.message);
+    case Failure::kCreateTensor:
+      break;
+  }
+  return Error::Internal(outcome.message);
+}
+
+}  // namespace jas::ascend
+
+#endif  // JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_

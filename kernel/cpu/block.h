@@ -1,0 +1,127 @@
+// Contiguous-block loops over the element formula, templated on the ISA's
+// vector ops and the element type. Each ISA's translation unit instantiates
+// them into a BlockKernels table (isa.h). Tails are padded to a full
+// vector so every element goes through exactly the same instructions.
+#ifndef JAX_ASCEND_SILU_KERNEL_CPU_BLOCK_H_
+#define JAX_ASCEND_SILU_KERNEL_CPU_BLOCK_H_
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "common/silu_grad_math.h"
+#include "cpu/isa.h"
+
+namespace jas::block {
+
+struct F32 {
+  using Storage = float;
+  template <class V> static typename V::F Load(const float* p) { return V::Load(p); }
+  template <class V> static void Store(float* p, typename V::F v) { V::Store(p, v); }
+};
+struct F16 {
+  using Storage = uint16_t;
+  template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadF16(p); }
+  template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreF16(p, v); }
+};
+struct BF16 {
+  using Storage = uint16_t;
+  template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadBF16(p); }
+  template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreBF16(p, v); }
+};
+
+template <class V>
+inline void StoreHalves(double* p, const typename V::D* d) {
+  for (int h = 0; h < V::kHalves; ++h) V::StoreD(p + h * (V::kLanes / V::kHalves), d[h]);
+}
+
+// One full vector of each mode: `Vec` reads kLanes elements of each operand
+// and writes kLanes results. A, B, O are the operands' storage types.
+template <class V, class T>
+struct Full {  // out = grad_output * s'(x)
+  using A = typename T::Storage; using B = A; using O = A;
+  static typename V::F Grad(typename V::F g, typename V::F x) {
+    if constexpr (std::is_same_v<T, F32>) {
+      return math::GradF32<V>(g, x);
+    } else {
+      return math::GradHalf<V>(g, x);
+    }
+  }
+  static void Vec(const A* a, const B* b, O* out) {
+    T::template Store<V>(out, Grad(T::template Load<V>(a), T::template Load<V>(b)));
+  }
+  // Two vectors loaded before either is stored: their arithmetic is
+  // independent and overlaps (on one AVX-512 core float32 went from 0.79 to
+  // 0.77 ns per element, bfloat16 from 0.58 to 0.54).
+  static void Vec2(const A* a, const B* b, O* out) {
+    constexpr int kL = V::kLanes;
+    const auto g0 = T::template Load<V>(a), x0 = T::template Load<V>(b);
+    const auto g1 = T::template Load<V>(a + kL), x1 = T::template Load<V>(b + kL);
+    const auto r0 = Grad(g0, x0), r1 = Grad(g1, x1);
+    T::template Store<V>(out, r0);
+    T::template Store<V>(out + kL, r1);
+  }
+};
+template <class V, class T>
+struct Derivative {  // out(double) = s'(x); `a` is unused
+  using A = typename T::Storage; using B = A; using O = double;
+  static void Vec(const A*, const B* b, O* out) {
+    typename V::D d[V::kHalves];
+    math::GradDouble<V>(V::Set(1.0f), T::template Load<V>(b), d);
+    StoreHalves<V>(out, d);
+  }
+};
+template <class V, class T>
+struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
+  using A = typename T::Storage; using B = double; using O = A;
+  static void Vec(const A* a, const B* b, O* out) {
+    const auto g = T::template Load<V>(a);
+    typename V::D d[V::kHalves];
+    for (int h = 0; h < V::kHalves; ++h) {
+      d[h] = V::MulD(V::Widen(g, h), V::LoadD(b + h * (V::kLanes / V::kHalves)));
+    }
+    T::template Store<V>(out, math::CanonicalNan<V>(V::Narrow(d)));
+  }
+};
+
+template <class V, class Mode>
+void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
+  using A = typename Mode::A;
+  using B = typename Mode::B;
+  using O = typename Mode::O;
+  const A* a = static_cast<const A*>(a_v);
+  const B* b = static_cast<const B*>(b_v);
+  O* out = static_cast<O*>(out_v);
+  constexpr int64_t kL = V::kLanes;
+  A zeros[2 * kL] = {};  // stands in for an absent first operand
+  int64_t i = 0;
+  // Each vector is read before it is written, so `out` may alias an input.
+  if constexpr (requires { Mode::Vec2(a, b, out); }) {
+    for (; i + 2 * kL <= n; i += 2 * kL) Mode::Vec2(a ? a + i : zeros, b + i, out + i);
+  }
+  for (; i + kL <= n; i += kL) Mode::Vec(a ? a + i : zeros, b + i, out + i);
+  if (i < n) {
+    const int64_t rest = n - i;
+    A at[kL] = {};
+    B bt[kL] = {};
+    O ot[kL];
+    if (a) std::memcpy(at, a + i, rest * sizeof(A));
+    std::memcpy(bt, b + i, rest * sizeof(B));
+    Mode::Vec(at, bt, ot);
+    std::memcpy(out + i, ot, rest * sizeof(O));
+  }
+}
+
+template <class V, class T>
+constexpr BlockKernels::Entry EntryFor() {
+  return {&Run<V, Full<V, T>>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
+}
+
+template <class V>
+constexpr BlockKernels MakeTable() {
+  return BlockKernels{{EntryFor<V, F32>(), EntryFor<V, F16>(), EntryFor<V, BF16>()}};
+}
+
+}  // namespace jas::block
+
+#endif  // JAX_ASCEND_SILU_KERNEL_CPU_BLOCK_H_

@@ -1,0 +1,118 @@
+// Run-time choice of instruction set. The choice, and what the processor
+// supports, are worked out once and never change; the kernel keeps no other
+// global state.
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <iterator>
+
+#include "cpu/isa.h"
+#include "silu_grad.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace jas {
+
+#ifndef JAS_HAVE_AVX2
+const BlockKernels* Avx2Kernels() { return nullptr; }
+#endif
+#ifndef JAS_HAVE_AVX512
+const BlockKernels* Avx512Kernels() { return nullptr; }
+#endif
+
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// From CPUID directly: clang before 16 has no __builtin_cpu_supports("f16c").
+bool HasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
+bool CpuHas(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  switch (isa) {
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c();
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+    default:
+      return isa == Isa::kScalar;
+  }
+#else
+  return isa == Isa::kScalar;
+#endif
+}
+
+// JAX_ASCEND_SILU_ISA=scalar|avx2|avx512 caps the automatic choice (for
+// testing and benchmarking the fallbacks); unknown values are ignored.
+Isa DetectBest() {
+  Isa cap = Isa::kAvx512;
+  if (const char* env = std::getenv("JAX_ASCEND_SILU_ISA")) {
+    if (std::strcmp(env, "scalar") == 0) cap = Isa::kScalar;
+    if (std::strcmp(env, "avx2") == 0) cap = Isa::kAvx2;
+  }
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx2}) {
+    if (static_cast<int>(isa) <= static_cast<int>(cap) && IsaSupported(isa)) return isa;
+  }
+  return Isa::kScalar;
+}
+
+}  // namespace
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAuto: return "auto";
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool ComputeSupported(Isa isa) {
+  const BlockKernels* k = nullptr;
+  switch (isa) {
+    case Isa::kScalar: k = ScalarKernels(); break;
+    case Isa::kAvx2: k = Avx2Kernels(); break;
+    case Isa::kAvx512: k = Avx512Kernels(); break;
+    default: return false;
+  }
+  return k != nullptr && CpuHas(isa);
+}
+
+}  // namespace
+
+bool IsaSupported(Isa isa) {
+  if (isa == Isa::kAuto) return true;
+  // Asked on every run; CPUID traps to the hypervisor on a virtual machine
+  // (about 15 us measured here), so the answers are taken once.
+  static const bool supported[] = {false, ComputeSupported(Isa::kScalar), ComputeSupported(Isa::kAvx2),
+                                   ComputeSupported(Isa::kAvx512)};
+  const int i = static_cast<int>(isa);
+  return i > 0 && i < static_cast<int>(std::size(supported)) && supported[i];
+}
+
+Isa BestIsa() {
+  static const Isa best = DetectBest();
+  return best;
+}
+
+const BlockKernels* KernelsFor(Isa isa) {
+  if (isa == Isa::kAuto) isa = BestIsa();
+  if (!IsaSupported(isa)) return nullptr;
+  switch (isa) {
+    case Isa::kScalar: return ScalarKernels();
+    case Isa::kAvx2: return Avx2Kernels();
+    case Isa::kAvx512: return Avx512Kernels();
+    default: return nullptr;
+  }
+}
+
+}  // namespace jas

@@ -1,0 +1,35 @@
+// Per-ISA tables of contiguous-block kernels, and run-time selection.
+#ifndef JAX_ASCEND_SILU_KERNEL_CPU_ISA_H_
+#define JAX_ASCEND_SILU_KERNEL_CPU_ISA_H_
+
+#include <cstdint>
+
+#include "silu_grad.h"
+
+namespace jas {
+
+// out[i] = f(a[i], b[i]) for i < n over contiguous arrays (a may be null for kDerivative).
+using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
+
+enum class BlockMode : int { kFull = 0, kDerivative = 1, kFromDerivative = 2 };
+enum class TypeIndex : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
+
+struct BlockKernels {
+  struct Entry {
+    BlockFn full;             // out = g * s'(x)
+    BlockFn derivative;       // out(double) = s'(x)
+    BlockFn from_derivative;  // out = g * d, d double
+  };
+  Entry by_type[3];
+};
+
+// Tables defined in silu_grad_isa_*.cc; null when the build lacks that ISA.
+const BlockKernels* ScalarKernels();
+const BlockKernels* Avx2Kernels();
+const BlockKernels* Avx512Kernels();
+
+const BlockKernels* KernelsFor(Isa isa);  // resolved ISA (not kAuto); null if unavailable
+
+}  // namespace jas
+
+#endif  // JAX_ASCEND_SILU_KERNEL_CPU_ISA_H_

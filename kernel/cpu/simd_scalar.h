@@ -1,0 +1,81 @@
+// The vector-ops interface of silu_grad_math.h with one lane: portable C++
+// for any processor. Operation for operation it matches the x86 SIMD versions.
+#ifndef JAX_ASCEND_SILU_KERNEL_CPU_SIMD_SCALAR_H_
+#define JAX_ASCEND_SILU_KERNEL_CPU_SIMD_SCALAR_H_
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/half.h"
+
+namespace jas::simd {
+
+struct Scalar {
+  using F = float;
+  using M = bool;
+  using D = double;
+  static constexpr int kLanes = 1;
+  static constexpr int kHalves = 1;  // one double "half" holds the one lane
+
+  static F Set(float v) { return v; }
+  static F Load(const float* p) { return *p; }
+  static void Store(float* p, F v) { *p = v; }
+  static F LoadF16(const uint16_t* p) { return half::F16ToFloat(*p); }
+  static void StoreF16(uint16_t* p, F v) { *p = half::FloatToF16(v); }
+  static F LoadBF16(const uint16_t* p) { return half::BF16ToFloat(*p); }
+  static void StoreBF16(uint16_t* p, F v) { *p = half::FloatToBF16(v); }
+
+  static F Add(F a, F b) { return a + b; }
+  static F Sub(F a, F b) { return a - b; }
+  static F Mul(F a, F b) { return a * b; }
+  static F Div(F a, F b) { return a / b; }
+  static F Fma(F a, F b, F c) { return std::fma(a, b, c); }
+  static F Fms(F a, F b, F c) { return std::fma(a, b, -c); }
+  static F Fnma(F a, F b, F c) { return std::fma(-a, b, c); }
+  static F Fnms(F a, F b, F c) { return std::fma(-a, b, -c); }
+  static F Neg(F a) { return half::FromBits(half::Bits(a) ^ 0x80000000u); }
+  static F Abs(F a) { return half::FromBits(half::Bits(a) & 0x7fffffffu); }
+  // x86 semantics: the second operand when either is NaN.
+  static F Min(F a, F b) { return a < b ? a : b; }
+  static F Max(F a, F b) { return a > b ? a : b; }
+  static F Round(F a) { return std::nearbyint(a); }
+  static M Lt(F a, F b) { return a < b; }
+  static M Eq(F a, F b) { return a == b; }
+  static M Gt(F a, F b) { return a > b; }
+  static M IsNan(F a) { return a != a; }
+  static M Nle(F a, F b) { return !(a <= b); }
+  static M Or(M a, M b) { return a || b; }
+  static bool Any(M m) { return m; }
+  static F Select(M m, F a, F b) { return m ? a : b; }
+
+  static D LoadD(const double* p) { return *p; }
+  static void StoreD(double* p, D v) { *p = v; }
+  static D SetD(double v) { return v; }
+  static D Widen(F v, int) { return v; }
+  static F Narrow(const D* halves) { return static_cast<float>(halves[0]); }
+  static D AddD(D a, D b) { return a + b; }
+  static D MulD(D a, D b) { return a * b; }
+  static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
+  static D NegD(D a) { return -a; }
+
+  // p * 2^n, n integral, where 2^n and the product are normal (exact).
+  static F Ldexp(F p, F n) {
+    if (!(n >= -126.0f && n <= 127.0f)) return p * n;  // only lanes the caller discards
+    return p * half::FromBits(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  }
+
+  // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
+  static F ScaleByPow2(F p, F n) {
+    if (n != n) return p;  // NaN input: p is NaN already
+    const int32_t ni = static_cast<int32_t>(n);
+    const int32_t n1 = ni >> 1;
+    const int32_t n2 = ni - n1;
+    const F s1 = half::FromBits(static_cast<uint32_t>(n1 + 127) << 23);
+    const F s2 = half::FromBits(static_cast<uint32_t>(n2 + 127) << 23);
+    return (p * s1) * s2;
+  }
+};
+
+}  // namespace jas::simd
+
+#endif  // JAX_ASCEND_SILU_KERNEL_CPU_SIMD_SCALAR_H_
