@@ -112,5 +112,5 @@ def _quickstart() -> str:
 def test_readme_quickstart_runs(x64):
     with jax.enable_x64(x64):
         scope = {}
-        exec(compile(_quickstart(), str(README), "exec"), scope)  # noqa: S102
+        exec(compile(_quickstart(), str(README), "exec"), scope)
     assert any(isinstance(v, jax.Array) for v in scope.values())
