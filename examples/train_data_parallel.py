@@ -127,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--batch {args.batch} must be a multiple of the device count ({n_devices})")
 
     def say(text: str) -> None:
-        print(f"[process {me}/{n_processes}] {text}" if n_processes > 1 else text, flush=True)
+        # One write per line, so lines of processes sharing a terminal do not interleave.
+        sys.stdout.write((f"[process {me}/{n_processes}] {text}" if n_processes > 1 else text) + "\n")
+        sys.stdout.flush()
 
     say(f"{n_devices} devices ({jax.devices()[0].platform}), {n_processes} process(es), "
         f"{jax.local_device_count()} here; global batch {args.batch} sharded over 'data', parameters replicated")
