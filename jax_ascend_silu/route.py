@@ -16,6 +16,9 @@ Left as they are, on purpose:
   derivative rule stays in charge) or inside ``shard_map``/``pmap`` bodies;
 - SiLU that ``f`` already differentiates itself (``jax.grad`` inside ``f``):
   apply ``route`` to the function being differentiated (a warning says so).
+
+Refused: a routed function called inside a Haiku transform, whose parameters
+and state cannot cross route's own trace; route the transformed ``apply``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """examples/train_data_parallel.py: data-parallel training over 8 devices."""
 
-import importlib.util
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -12,15 +10,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jax_ascend_silu.demo import init_mlp, loss_fn, synthetic_data
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_data_parallel.py"
-
-
-def _load_example():
-    spec = importlib.util.spec_from_file_location("train_data_parallel", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from multihost_worker import EXAMPLE as SCRIPT, load_example as _load_example
 
 
 def test_script_trains_on_eight_devices(tmp_path):
