@@ -114,3 +114,23 @@ def test_readme_quickstart_runs(x64):
         scope = {}
         exec(compile(_quickstart(), str(README), "exec"), scope)
     assert any(isinstance(v, jax.Array) for v in scope.values())
+
+
+def test_forward_and_reverse_mode_on_sharded_arrays_and_in_shard_map():
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    devices = jax.devices("cpu")
+    assert len(devices) >= 8, "needs the 8 CPU devices tests/conftest.py sets up"
+    mesh = Mesh(np.array(devices[:8]), ("data",))
+    x = jax.device_put(np.linspace(-3, 3, 64 * 8, dtype=np.float32).reshape(64, 8), NamedSharding(mesh, P("data")))
+    jvp = jax.jit(lambda a, t: jax.jvp(jas.silu, (a,), (t,))[1])
+    hlo = jvp.lower(x, x).compile().as_text()
+    assert not any(kind in hlo for kind in ("all-gather", "all-reduce", "all-to-all"))
+    np.testing.assert_allclose(jvp(x, x), jax.jvp(jax.nn.silu, (x,), (x,))[1], rtol=1e-6, atol=1e-6)
+
+    def both(f):
+        return lambda a: jax.grad(lambda v: f(v).sum())(a) + jax.jvp(f, (a,), (a,))[1]
+
+    inside = jax.jit(jax.shard_map(both(jas.silu), mesh=mesh, in_specs=P("data"), out_specs=P("data")))
+    np.testing.assert_allclose(inside(x), both(jax.nn.silu)(x), rtol=1e-6, atol=1e-6)
+    assert inside.lower(x).compile().as_text().count(TARGET) == 1
