@@ -1,4 +1,4 @@
-"""Data-parallel training of a SiLU MLP over every device JAX sees.
+"""Data-parallel training of a SiLU MLP over every device of every process.
 
 The batch is sharded over a 'data' mesh axis and the parameters are
 replicated. One jitted step computes the loss and the gradients: each SiLU's
@@ -6,14 +6,19 @@ backward pass runs the SiluGrad custom call on the device's own rows of the
 batch (the script prints the per-device shape from the compiled step), and
 XLA sums the weight gradients across devices.
 
-Multi-host: call ``jax.distributed.initialize()`` first on every host; then
-``jax.devices()`` lists all hosts' devices and each process contributes its
-own rows of the batch, so the same script trains on all of them.
+One process, all its devices:
 
     python examples/train_data_parallel.py [--steps 200] [--batch 512] [--hidden 64]
 
+Several processes (hosts) form one mesh through JAX's multi-controller runtime
+(``jax.distributed.initialize``): start the same command once per process with
+the coordinator's address (process 0's host and a free port), the number of
+processes and each one's id. On CPU, the processes exchange data with gloo.
+On a cluster JAX knows (Slurm, Open MPI, Cloud TPU), ``--distributed`` alone
+lets it detect all three.
+
 On a CPU-only machine, ``XLA_FLAGS=--xla_force_host_platform_device_count=8``
-gives JAX 8 devices to spread over.
+gives JAX 8 devices (per process) to spread over.
 """
 
 from __future__ import annotations
@@ -28,6 +33,47 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jax_ascend_silu import silu
 from jax_ascend_silu.demo import init_mlp, loss_fn, synthetic_data
+
+
+def join_processes(coordinator: str | None, num_processes: int | None, process_id: int | None,
+                   auto: bool) -> None:
+    """Joins the other processes (no-op for a single process): afterwards
+    jax.devices() lists every process's devices."""
+    if coordinator is None and num_processes is None and process_id is None and not auto:
+        return
+    # gloo is JAX's default for CPU collectives across processes; named here
+    # because a CPU run needs some implementation and this one needs no MPI.
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes,
+                               process_id=process_id)
+
+
+def make_mesh() -> Mesh:
+    """One 'data' axis over every device of every process."""
+    return Mesh(np.array(jax.devices()), ("data",))
+
+
+def global_batch(seed: int, n: int):
+    """The whole batch, identical in every process (it is small and made from
+    the seed): each process then puts only its own devices' rows on them."""
+    x, y = synthetic_data(jax.random.fold_in(jax.random.PRNGKey(seed), 0), n=n)
+    return np.asarray(x), np.asarray(y)
+
+
+def init_params(seed: int, sizes: tuple[int, ...]):
+    return jax.tree.map(np.asarray, init_mlp(jax.random.fold_in(jax.random.PRNGKey(seed), 1), sizes))
+
+
+def place(mesh: Mesh, params, x: np.ndarray, y: np.ndarray):
+    """Parameters replicated, batch rows split over 'data'. Each process fills
+    only the shards of its own devices (a real input pipeline would read only
+    those rows: see NamedSharding.addressable_devices_indices_map)."""
+    batch, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
+
+    def put(a, sharding):
+        return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
+
+    return jax.tree.map(lambda a: put(a, replicated), params), put(x, batch), put(y, batch)
 
 
 def make_train_step(mesh: Mesh, lr: float):
@@ -49,47 +95,63 @@ def describe_compiled(compiled) -> tuple[list[str], list[str]]:
     return shapes, [kind for kind in kinds if kind in hlo]
 
 
-def main(argv: list[str] | None = None) -> int:
+def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--batch", type=int, default=512, help="global batch size")
+    parser.add_argument("--batch", type=int, default=512, help="global batch size, over all processes")
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    multi = parser.add_argument_group("several processes (jax.distributed.initialize)")
+    multi.add_argument("--coordinator", metavar="HOST:PORT", help="process 0's address and a free port")
+    multi.add_argument("--num-processes", type=int, help="how many processes take part")
+    multi.add_argument("--process-id", type=int, help="this process's id, 0 .. num-processes - 1")
+    multi.add_argument("--distributed", action="store_true",
+                       help="join the other processes, letting JAX detect what is not given (clusters)")
+    return parser
 
-    devices = jax.devices()
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be positive, got {args.steps}")
-    if args.batch % len(devices):
-        parser.error(f"--batch {args.batch} must be a multiple of the device count ({len(devices)})")
-    mesh = Mesh(np.array(devices), ("data",))
-    print(f"{len(devices)} devices ({devices[0].platform}), {jax.process_count()} process(es); "
-          f"global batch {args.batch} sharded over 'data', parameters replicated")
+    given = [args.coordinator is not None, args.num_processes is not None, args.process_id is not None]
+    if any(given) and not all(given) and not args.distributed:
+        parser.error("--coordinator, --num-processes and --process-id go together "
+                     "(or add --distributed to let JAX detect the others on a cluster)")
+    join_processes(args.coordinator, args.num_processes, args.process_id, args.distributed)
+    mesh = make_mesh()
+    n_devices, me, n_processes = mesh.devices.size, jax.process_index(), jax.process_count()
+    if args.batch % n_devices:
+        parser.error(f"--batch {args.batch} must be a multiple of the device count ({n_devices})")
 
-    # Each process makes its own rows of the global batch.
-    rows = args.batch // jax.process_count()
-    k_data, k_init = jax.random.split(jax.random.PRNGKey(args.seed))
-    x_local, y_local = synthetic_data(jax.random.fold_in(k_data, jax.process_index()), n=rows)
-    batch = NamedSharding(mesh, P("data"))
-    x = jax.make_array_from_process_local_data(batch, np.asarray(x_local))
-    y = jax.make_array_from_process_local_data(batch, np.asarray(y_local))
-    params = jax.device_put(init_mlp(k_init, (x.shape[1], args.hidden, args.hidden, y.shape[1])),
-                            NamedSharding(mesh, P()))
+    def say(text: str) -> None:
+        # One write per line, so lines of processes sharing a terminal do not interleave.
+        sys.stdout.write((f"[process {me}/{n_processes}] {text}" if n_processes > 1 else text) + "\n")
+        sys.stdout.flush()
 
+    say(f"{n_devices} devices ({jax.devices()[0].platform}), {n_processes} process(es), "
+        f"{jax.local_device_count()} here; global batch {args.batch} sharded over 'data', parameters replicated")
+
+    x, y = global_batch(args.seed, args.batch)
+    params, x, y = place(mesh, init_params(args.seed, (x.shape[1], args.hidden, args.hidden, y.shape[1])), x, y)
     train_step = make_train_step(mesh, args.lr)
     shapes, collectives = describe_compiled(train_step.lower(params, x, y).compile())
-    print(f"SiluGrad custom calls per device: {', '.join(shapes)}")
-    print(f"collectives in the step: {', '.join(collectives) or 'none'}")
+    say(f"SiluGrad custom calls per device: {', '.join(shapes)}")
+    say(f"collectives in the step: {', '.join(collectives) or 'none'}")
 
     every = max(1, args.steps // 10)
     first = None
     for i in range(1, args.steps + 1):
         params, loss = train_step(params, x, y)
         if i == 1 or i % every == 0 or i == args.steps:
-            loss = float(loss)
+            loss = float(loss)  # replicated: every process holds the whole value
             first = loss if first is None else first
-            print(f"step {i:5d}  loss {loss:.6f}")
+            if me == 0:
+                say(f"step {i:5d}  loss {loss:.6f}")
+    if n_processes > 1:
+        say(f"final loss {loss:.6f}")
     return 0 if np.isfinite(loss) and loss < first else 1
 
 

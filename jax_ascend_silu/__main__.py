@@ -1,4 +1,5 @@
-"""Command line: ``python -m jax_ascend_silu {demo,info,bench}``."""
+"""Command line: ``jax-ascend-silu {info,demo,bench}`` (the console script),
+or ``python -m jax_ascend_silu {info,demo,bench}``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import sys
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
@@ -77,9 +81,16 @@ def _log2_sizes(text: str) -> list[int]:
     return sizes
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jax-ascend-silu", description="SiluGrad for JAX.")
-    sub = parser.add_subparsers(dest="command", required=True)
+#: How the console script is run; ``python -m jax_ascend_silu`` passes its own.
+PROG = "jax-ascend-silu"
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Runs the command line; ``prog`` is how the user ran it, for usage and error lines."""
+    parser = argparse.ArgumentParser(prog=prog, description="SiluGrad for JAX.")
+    # Not required=True: argparse would then report a missing command before an
+    # unknown flag (`--bogus` alone), so both are checked below, flags first.
+    sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench}")
     info = sub.add_parser("info", help="versions, kernel instruction set, devices, backends")
     info.set_defaults(func=_info)
     demo = sub.add_parser("demo", help="train a SiLU MLP and compare gradients with jax.nn.silu")
@@ -100,9 +111,14 @@ def main(argv: list[str] | None = None) -> int:
                             "(e.g. benchmarks/README.md)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     bench.set_defaults(func=_bench)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Usage of the command being run, when there is one.
+        (sub.choices[args.command] if args.command else parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command is None:
+        parser.error(f"a command is required: one of {', '.join(sub.choices)} (try {prog} info)")
     return args.func(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m jax_ascend_silu"))

@@ -20,6 +20,11 @@ SUPPORTED_DTYPES = tuple(DTYPES.values())
 MAX_RANK = 8
 
 
+def kernel_takes(aval) -> bool:
+    """Whether the SiluGrad kernel takes an operand of this type (dtype and rank)."""
+    return np.dtype(aval.dtype) in SUPPORTED_DTYPES and len(aval.shape) <= MAX_RANK
+
+
 def describe(aval) -> str:
     return f"{np.dtype(aval.dtype).name}{list(aval.shape)}"
 

@@ -16,11 +16,15 @@ Left as they are, on purpose:
   derivative rule stays in charge) or inside ``shard_map``/``pmap`` bodies;
 - SiLU that ``f`` already differentiates itself (``jax.grad`` inside ``f``):
   apply ``route`` to the function being differentiated (a warning says so).
+
+Refused: a routed function called inside a Haiku transform, whose parameters
+and state cannot cross route's own trace; route the transformed ``apply``.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -30,7 +34,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, JaxprEqn, Literal, Var
 
 from .activation import silu
-from .operands import MAX_RANK, SUPPORTED_DTYPES
+from .operands import kernel_takes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,10 +56,18 @@ def route(f: F) -> F:
     under ``jax.jit``; every other leaf (Python numbers, strings, ``None``,
     callables) is passed to ``f`` unchanged, so Python control flow on it
     works as in ``f``.
+
+    Raises:
+      TypeError: ``f`` is not callable.
+      RuntimeError: when the routed function is called inside a Haiku
+        transform (``hk.transform``); route ``net.apply`` instead.
     """
+    if not callable(f):
+        raise TypeError(f"route: expected the function to route, got {type(f).__name__} {f!r}")
 
     @functools.wraps(f)
     def routed(*args: Any, **kwargs: Any) -> Any:
+        _refuse_inside_haiku(f)
         leaves, treedef = jax.tree.flatten((args, kwargs))
         traced = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
 
@@ -102,10 +114,26 @@ def _is_silu(eqn: JaxprEqn) -> bool:
 
 def _supported(aval: Any) -> bool:
     """The kernel takes this operand (otherwise jax.nn.silu stays)."""
-    return (
-        isinstance(aval, jax.core.ShapedArray)
-        and np.dtype(aval.dtype) in SUPPORTED_DTYPES
-        and aval.ndim <= MAX_RANK
+    return isinstance(aval, jax.core.ShapedArray) and kernel_takes(aval)
+
+
+def _refuse_inside_haiku(f: Callable[..., Any]) -> None:
+    """route traces f on its own: Haiku parameters and state created or updated
+    there would be tracers of that trace stored in Haiku's frame (a leaked
+    tracer at init or apply), so a routed function must not run inside one."""
+    hk = sys.modules.get("haiku")
+    if hk is None:
+        return
+    try:
+        hk.running_init()
+    except ValueError:
+        return  # not inside a Haiku transform
+    name = getattr(f, "__qualname__", repr(f))
+    raise RuntimeError(
+        f"route({name}) was called inside a Haiku transform: Haiku's parameters and state cannot "
+        "cross route's trace. Transform the plain function and route its apply instead: "
+        "net = hk.transform(f); params = net.init(rng, x); route(net.apply)(params, rng, x) "
+        "(jax.grad(route(loss)) for a loss that calls net.apply)."
     )
 
 
@@ -187,15 +215,19 @@ class _Router:
 
 def _warn_if_differentiated(f: Callable[..., Any], jaxpr: Jaxpr) -> None:
     """Warns when f traces SiLU's derivative itself, which route cannot reach.
-    Linearising jax.nn.silu leaves jits named 'silu' with residual outputs
-    (forward) or several operands (backward)."""
-    count = sum(
-        1
+    Differentiating one jax.nn.silu call leaves one jit named 'silu' with
+    several results (the forward pass with residuals, or a JVP's value and
+    tangent) and, in reverse mode, a second one with several operands and
+    one result (the backward pass): SiLU calls are counted by the first kind,
+    or by the second when f only runs backward passes (a vjp function)."""
+    calls = [
+        (len(eqn.invars), len(eqn.outvars))
         for eqn in _walk(jaxpr)
-        if eqn.primitive.name in _CALLS
-        and eqn.params.get("name") == "silu"
-        and (len(eqn.invars), len(eqn.outvars)) != (1, 1)
-    )
+        if eqn.primitive.name in _CALLS and eqn.params.get("name") == "silu"
+    ]
+    forward = sum(1 for _, n_out in calls if n_out > 1)
+    backward = sum(1 for n_in, n_out in calls if n_in > 1 and n_out == 1)
+    count = forward or backward
     if count:
         warnings.warn(
             f"route({getattr(f, '__qualname__', repr(f))}): {count} differentiated jax.nn.silu "

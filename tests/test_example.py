@@ -1,8 +1,6 @@
 """examples/train_data_parallel.py: data-parallel training over 8 devices."""
 
-import importlib.util
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -12,15 +10,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from jax_ascend_silu.demo import init_mlp, loss_fn, synthetic_data
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_data_parallel.py"
-
-
-def _load_example():
-    spec = importlib.util.spec_from_file_location("train_data_parallel", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from multihost_worker import EXAMPLE as SCRIPT, load_example as _load_example
 
 
 def test_script_trains_on_eight_devices(tmp_path):
@@ -55,3 +45,15 @@ def test_sharded_step_equals_single_device_step_with_jax_nn_silu():
     for got, p, g in zip(jax.tree.leaves(sharded_params), jax.tree.leaves(params), jax.tree.leaves(grads)):
         assert got.sharding.is_fully_replicated
         np.testing.assert_allclose(got, p - 0.05 * g, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_process_flags_go_together(capsys):
+    example = _load_example()
+    for partial in (["--coordinator", "127.0.0.1:1"], ["--num-processes", "2", "--process-id", "0"]):
+        try:
+            example.main(partial)
+        except SystemExit as stop:
+            assert stop.code == 2
+        else:
+            raise AssertionError(f"{partial} was accepted")
+        assert "--coordinator, --num-processes and --process-id go together" in capsys.readouterr().err

@@ -190,13 +190,38 @@ def test_route_of_route_changes_nothing_more():
 
 
 def test_warns_when_f_differentiates_silu_itself():
-    params, batch, loss, _ = _problem("mlp-silu")
-    with pytest.warns(UserWarning, match="Apply route to the function being differentiated"):
+    params, batch, loss, sites = _problem("mlp-silu")
+    with pytest.warns(UserWarning, match=rf"\): {sites} differentiated jax.nn.silu call\(s\).*Apply route to the function being differentiated"):
         grads = jas.route(jax.grad(loss))(params, batch)
     assert_trees_close(grads, jax.grad(loss)(params, batch), 0, 0)  # still correct, unrouted
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         jax.grad(jas.route(loss))(params, batch)
+
+
+@pytest.mark.parametrize(
+    "make, count",
+    [
+        (lambda f: jax.grad(f), 1),
+        (lambda f: lambda x: jax.jvp(f, (x,), (x,)), 1),
+        (lambda f: lambda x: jax.vjp(f, x)[1](1.0), 1),
+        (lambda f: lambda x: jax.linearize(f, x)[1](x), 1),
+        (lambda f: jax.grad(lambda x: f(x) + f(2 * x)), 2),
+    ],
+    ids=["grad", "jvp", "vjp", "linearize", "grad-two-calls"],
+)
+def test_warning_counts_each_differentiated_silu_once(make, count):
+    def f(x):
+        return jnp.sum(jax.nn.silu(x))
+
+    with pytest.warns(UserWarning, match=rf": {count} differentiated jax.nn.silu call\(s\)"):
+        jas.route(make(f))(jnp.linspace(-2.0, 2.0, 5))
+
+
+@pytest.mark.parametrize("bad", [3, None, "silu", [jax.nn.silu]])
+def test_route_of_a_non_function_fails_at_once(bad):
+    with pytest.raises(TypeError, match=r"^route: expected the function to route, got "):
+        jas.route(bad)
 
 
 def test_route_keeps_the_function_name_and_doc():
