@@ -1,5 +1,5 @@
 // The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (aclnn
-// parameter codes 161xxx, shapes) are InvalidArgument, a workspace XLA could
+// parameter codes, as StatusToError maps every backend's, and shapes) are InvalidArgument, a workspace XLA could
 // not provide is ResourceExhausted, a missing or incomplete CANN is
 // FailedPrecondition, everything else Internal. The message
 // (call, status code and name, CANN's aclGetRecentErrMsg()) is kept whole.
@@ -7,6 +7,7 @@
 #define JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 
 #include "glue.h"
+#include "tensor_desc.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace jas::ascend {
@@ -25,8 +26,7 @@ inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
       return Error(ErrorCode::kResourceExhausted, outcome.message);
     case Failure::kPhase1:
     case Failure::kPhase2:
-      if (outcome.status / 1000 == 161) return Error::InvalidArgument(outcome.message);
-      return Error::Internal(outcome.message);
+      return ::jas::ffi::StatusToError(outcome.status, outcome.message);
     case Failure::kCreateTensor:
       break;
   }

@@ -56,18 +56,9 @@ std::string List(const int64_t* values, int64_t n) {
   return s + "]";
 }
 
-const char* TypeName(DataType t) {
-  switch (t) {
-    case DataType::kFloat32: return "float32";
-    case DataType::kFloat16: return "float16";
-    case DataType::kBFloat16: return "bfloat16";
-  }
-  return "an unsupported type";
-}
-
 // "grad_output float32[4] as [3,4] strides [0,1]"
 std::string Describe(const char* name, const Operand& op, const View& v) {
-  return std::string(name) + " " + TypeName(op.dtype) + List(op.dims, op.rank) + " as " +
+  return std::string(name) + " " + DtypeName(op.dtype) + List(op.dims, op.rank) + " as " +
          List(v.dims, v.rank) + " strides " + List(v.strides, v.rank);
 }
 
@@ -165,7 +156,7 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   for (int i = 0; i < 3; ++i) {
     if (!MakeView(*ops[i], grad_input, own_shapes, &views[i])) {
       return Fail(Failure::kShapes, 0,
-                  std::string(kNames[i]) + " " + TypeName(ops[i]->dtype) + List(ops[i]->dims, ops[i]->rank) +
+                  std::string(kNames[i]) + " " + DtypeName(ops[i]->dtype) + List(ops[i]->dims, ops[i]->rank) +
                       " does not broadcast to grad_input " + List(grad_input.dims, grad_input.rank));
     }
     operands += (i ? "; " : "") + Describe(kNames[i], *ops[i], views[i]);

@@ -20,10 +20,6 @@ void* AllocateFromScratch(void* scratch, uint64_t bytes) {
   return ScratchAllocate(*static_cast<xffi::ScratchAllocator*>(scratch), bytes);
 }
 
-bool Supported(DataType t) {
-  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16;
-}
-
 xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator scratch,
                                xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                                xffi::Result<xffi::AnyBuffer> grad_input) {
@@ -31,7 +27,7 @@ xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator 
   ascend::Operand ops[3];
   for (int i = 0; i < 3; ++i) {
     ops[i].dtype = KernelType(buffers[i]->element_type());
-    if (!Supported(ops[i].dtype)) {
+    if (!IsSupported(ops[i].dtype)) {
       return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes float32, float16 or "
                                           "bfloat16; got " + OperandsString(grad_output, self, *grad_input));
     }
@@ -49,9 +45,6 @@ xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator 
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradAscend, jas::ffi::SiluGradAscendImpl,
-    ::xla::ffi::Ffi::Bind()
-        .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream XLA runs this call on
-        .Ctx<::xla::ffi::ScratchAllocator>()                         // device workspace, freed after the call
-        .Arg<::xla::ffi::AnyBuffer>()                                // grad_output: F32/F16/BF16, broadcastable
-        .Arg<::xla::ffi::AnyBuffer>()                                // self (x, the forward input), broadcastable
-        .Ret<::xla::ffi::AnyBuffer>());                              // grad_input: the broadcast shape
+    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
+                               .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
+                               .Ctx<::xla::ffi::ScratchAllocator>()));  // device workspace, freed after the call

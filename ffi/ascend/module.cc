@@ -8,18 +8,14 @@
 #include <string>
 
 #include "cann_loader.h"
-#include "handlers.h"
+#include "module.h"
 
 namespace nb = nanobind;
 
 NB_MODULE(_silu_grad_ascend, m) {
   m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'; CANN loaded at run time.";
 
-  m.def("registrations", [] {
-    nb::dict d;
-    d[kTargetName] = nb::capsule(reinterpret_cast<void*>(&JaxAscendSiluGradAscend));
-    return d;
-  }, "FFI targets for platform 'ASCEND': {name: PyCapsule}.");
+  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradAscend);
 
   m.def("build_info", [] { return std::string("CANN loaded at run time"); },
         "How this module reaches CANN.");
