@@ -110,7 +110,8 @@ def _stub_path(module_name: str, sub_path: str = "") -> pathlib.Path:
     return PACKAGE / f"{module_name}.pyi"
 
 
-# The CPU module is always built; the CUDA and Ascend ones only with their CMake options.
+# The CPU and Ascend modules are always built (the Ascend one opens CANN at run
+# time); the CUDA one only with JAX_ASCEND_SILU_CUDA=ON, and is skipped without it.
 NATIVE = [backend.module for backend in BACKENDS]
 
 

@@ -116,9 +116,8 @@ def torch_contender(g, x) -> Contender | None:
 
 #: PyTorch's OpenMP workers keep spinning for milliseconds after a call
 #: (libgomp's default), so PyTorch is timed in a block of its own, after the
-#: JAX contenders, followed by this pause: interleaved, its spinning workers
-#: took a core from whichever contender ran next (measured: this package's
-#: float32 call at 2^20 took 1.7x as long right after PyTorch).
+#: JAX contenders, followed by this pause, so that its spinning workers do
+#: not take a core from whichever contender runs next.
 TORCH_SETTLE_S = 0.05
 
 

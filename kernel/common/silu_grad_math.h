@@ -286,8 +286,8 @@ JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
 }
 
 // Subnormal floats: on x86 a float operation whose result or operand is
-// subnormal (unless exact) takes a microcode assist of ~100 cycles, which
-// made subnormal gradients 7-10x slower. Lanes with 0 < |grad_output| <
+// subnormal (unless exact) takes a microcode assist of ~100 cycles, several
+// times the cost of a whole vector of normal values. Lanes with 0 < |grad_output| <
 // kTinyGrad, where g*s'(x) or g*lo may be subnormal (s'(x) >= 2^-42.6 on the
 // fast path, so other lanes' products stay above 2^-86), finish in double
 // instead: float <-> double conversions take subnormals at full speed, and

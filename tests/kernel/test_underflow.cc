@@ -1,7 +1,7 @@
 // Gradients at the bottom of float32's range: subnormal grad_output, and
 // products that underflow into the subnormal range, keep IEEE gradual
 // underflow on every ISA (no flush to zero; the 4 ulp bound holds in the
-// subnormal spacing), measured without the reference's forgiveness of errors below
+// subnormal spacing), checked without the reference's forgiveness of errors below
 // 2^-100 that the other tests use.
 #include <cmath>
 #include <cstdint>
