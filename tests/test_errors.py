@@ -38,14 +38,3 @@ def test_float64_is_refused_with_x64():
 def test_silu_refuses_non_floating_input_naming_silu(dtype):
     with pytest.raises(TypeError, match=rf"^silu: x has dtype {np.dtype(dtype).name} .*Cast x"):
         jas.silu(np.ones(3, dtype=dtype))
-
-
-def test_workspace_query_rejects_what_phase_one_rejects():
-    from jax_ascend_silu import _silu_grad_cpu as ext
-
-    with pytest.raises(ValueError, match=r"ACLNN_ERR_PARAM_INVALID \(161002\)"):
-        ext.workspace_size([3, 4], [5], [3, 5], "float32")
-    with pytest.raises(TypeError, match="unsupported dtype float64"):
-        ext.workspace_size([3], [3], [3], "float64")
-    assert ext.workspace_size([3, 4], [4], [3, 4], "float32") == 32  # s'(x) in double per element of x
-    assert ext.workspace_size([3, 4], [3, 4], [3, 4], "float32") == 0

@@ -1,9 +1,9 @@
-// The nanobind module: FFI handler capsules and phase-1 queries for Python.
+// The nanobind module: the FFI handler capsule, the kernel's ISA, and the
+// raw kernel API for the tests (submodule `kernel`).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,49 +13,10 @@
 
 namespace nb = nanobind;
 
-namespace {
-
-jas::DataType ParseDtype(const std::string& name) {
-  if (const jas::DtypeInfo* d = jas::FindDtype(std::string_view(name))) return d->type;
-  std::string names;
-  for (const jas::DtypeInfo& d : jas::kDtypes) names += std::string(names.empty() ? "" : ", ") + d.name;
-  throw nb::type_error(("unsupported dtype " + name + "; expected one of " + names).c_str());
-}
-
-// Phase 1 on shapes alone (no data): the workspace bytes a call will need.
-uint64_t WorkspaceSize(const std::vector<int64_t>& grad_output, const std::vector<int64_t>& self,
-                       const std::vector<int64_t>& grad_input, const std::string& dtype) {
-  const jas::DataType t = ParseDtype(dtype);
-  auto desc = [t](const std::vector<int64_t>& shape) {
-    jas::TensorDesc d;
-    d.dtype = t;
-    d.rank = static_cast<int64_t>(shape.size());
-    d.dims = shape.data();
-    d.storage_numel = INT64_MAX;
-    return d;
-  };
-  const jas::TensorDesc go = desc(grad_output), x = desc(self), gi = desc(grad_input);
-  uint64_t bytes = 0;
-  jas::SiluGradExecutor* executor = nullptr;
-  const jas::Status s = jas::SiluGradGetWorkspaceSize(&go, &x, &gi, &bytes, &executor);
-  if (s != jas::kSuccess) {
-    throw nb::value_error((std::string("SiluGrad phase 1 failed with ") + jas::StatusName(s) + " (" +
-                           std::to_string(s) + ")").c_str());
-  }
-  jas::SiluGradDestroyExecutor(executor);
-  return bytes;
-}
-
-}  // namespace
-
 NB_MODULE(_silu_grad_cpu, m) {
   m.doc() = "jax_ascend_silu native extension: XLA FFI handlers for SiluGrad.";
 
   jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCpu);
-
-  m.def("workspace_size", &WorkspaceSize, nb::arg("grad_output"), nb::arg("self"),
-        nb::arg("grad_input"), nb::arg("dtype"),
-        "Workspace bytes phase 1 plans for these shapes (raises ValueError if it rejects them).");
 
   m.def("isa", [] { return std::string(jas::IsaName(jas::BestIsa())); },
         "The instruction set the kernel runs with on this processor.");

@@ -3,16 +3,12 @@
 # (m.def_submodule) gets a file of its own here. tests/test_packaging.py
 # compares these stubs with what nanobind reports for the built module.
 
-from collections.abc import Sequence
 from typing import Any
 
 from . import kernel as kernel
 
 def registrations() -> dict[str, Any]:
     """FFI targets for platform 'cpu': {name: PyCapsule}."""
-
-def workspace_size(grad_output: Sequence[int], self: Sequence[int], grad_input: Sequence[int], dtype: str) -> int:
-    """Workspace bytes phase 1 plans for these shapes (raises ValueError if it rejects them)."""
 
 def isa() -> str:
     """The instruction set the kernel runs with on this processor."""
