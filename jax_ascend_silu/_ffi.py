@@ -20,7 +20,35 @@ import pkgutil
 
 import jax
 
-from . import _silu_grad_cpu as ext
+
+def _cpu_module():
+    """The compiled CPU module, or an ImportError that says how to get it.
+
+    Run from the repository root, Python imports this source folder ahead of
+    an installed copy, and a plain ``pip install .`` leaves no compiled module
+    here: the import then fails, or finds the stub folder ``_silu_grad_cpu/``
+    and returns it as an empty namespace package (no ``__file__``).
+    """
+    name = f"{__package__}._silu_grad_cpu"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        module = None
+    if module is None or getattr(module, "__file__", None) is None:
+        folder = os.path.dirname(os.path.abspath(__file__))
+        raise ImportError(
+            f"jax_ascend_silu was imported from {folder}, which has no compiled module _silu_grad_cpu. "
+            "If that is the source folder (Python looks in the current directory first), run from another "
+            "folder, or install with `pip install -e .`, which builds the compiled modules for this folder; "
+            "otherwise reinstall the package.",
+            name=name,
+        ) from None
+    return module
+
+
+ext = _cpu_module()
 
 #: The custom-call target every backend registers under its own platform name
 #: (named once, in ffi/handlers.h).

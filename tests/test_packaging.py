@@ -6,6 +6,9 @@ import importlib
 import importlib.metadata
 import importlib.util
 import pathlib
+import shutil
+import subprocess
+import sys
 import types
 
 import pytest
@@ -137,6 +140,29 @@ def test_stubs_match_the_built_module(module_name):
         native = _native_surface(module)
         assert native, f"{module.__name__} exposes nothing"
         assert _stub_surface(_stub_path(module_name, sub_path)) == native, module.__name__
+
+
+@pytest.mark.parametrize("stub_folder", [True, False], ids=["stub-folder", "no-stub-folder"])
+def test_source_folder_without_compiled_module_says_what_to_do(tmp_path, stub_folder):
+    # `python -m jax_ascend_silu` from the repository root after a plain
+    # `pip install .`: Python imports the source folder, which holds no
+    # compiled module, ahead of the installed package. A copy of the source
+    # folder stands in for it, imported without any editable install's import
+    # hook (a plain install has none).
+    source = pathlib.Path(__file__).resolve().parents[1] / "jax_ascend_silu"
+    compiled = ["*.so", "*.pyd", "__pycache__"] + ([] if stub_folder else ["_silu_grad_cpu"])
+    shutil.copytree(source, tmp_path / "jax_ascend_silu", ignore=shutil.ignore_patterns(*compiled))
+    assert (tmp_path / "jax_ascend_silu" / "_silu_grad_cpu").is_dir() == stub_folder
+    code = (
+        "import importlib.machinery as m, sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if f in (m.BuiltinImporter, m.FrozenImporter, m.PathFinder)]\n"
+        "import jax_ascend_silu\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: jax_ascend_silu was imported from {tmp_path / 'jax_ascend_silu'}"), run.stderr
+    assert "no compiled module _silu_grad_cpu" in last and "pip install -e ." in last, last
 
 
 def test_version_has_one_source():
