@@ -24,8 +24,9 @@ struct SiluGradCudaExecutor;
 // Phase 1 (host only, nothing touches the device). Descriptors as for
 // SiluGradGetWorkspaceSize, whose checks it applies, so every invalid input gets
 // the same status code on both backends; `data` pointers are device pointers.
-// Broadcast operands are read through stride-0 dimensions: the workspace is
-// always 0 bytes today, but callers must honour whatever size is returned.
+// Broadcast operands are read through stride-0 dimensions, so this plan asks
+// for no workspace; callers still honour whatever size is returned, as the
+// contract allows one.
 Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
                                     const TensorDesc* grad_input, uint64_t* workspace_size,
                                     SiluGradCudaExecutor** executor);

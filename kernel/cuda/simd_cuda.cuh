@@ -1,8 +1,8 @@
 // The vector-ops interface of silu_grad_math.h for one CUDA thread (one lane).
 // Every operation is an explicitly rounded intrinsic (__fadd_rn, __fmaf_rn,
 // ...), which the compiler never fuses or reorders, so a GPU thread executes
-// exactly the IEEE operations the CPU ISAs do: results are bitwise identical
-// to the CPU kernel's. Device code only.
+// exactly the IEEE operations the CPU ISAs do for the same formula (where the
+// two kernels' results may still differ: silu_grad_cuda.h). Device code only.
 #ifndef JAX_ASCEND_SILU_KERNEL_CUDA_SIMD_CUDA_CUH_
 #define JAX_ASCEND_SILU_KERNEL_CUDA_SIMD_CUDA_CUH_
 
