@@ -14,19 +14,9 @@ flax = pytest.importorskip("flax")
 from flax import linen, nnx  # noqa: E402
 
 import jax_ascend_silu as jas  # noqa: E402
+from checks import assert_trees_close, custom_calls  # noqa: E402
 
-TARGET = 'custom_call_target="jax_ascend_silu_silu_grad"'
 EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "flax_activation.py"
-
-
-def custom_calls(fn, *args) -> int:
-    return jax.jit(fn).lower(*args).compile().as_text().count(TARGET)
-
-
-def assert_trees_close(actual, expected, rtol=2e-5, atol=2e-6):
-    assert jax.tree.structure(actual) == jax.tree.structure(expected)
-    for a, b in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
 # --- third-party style models: written against Flax alone -------------------------

@@ -14,13 +14,7 @@ from jax.extend.core import jaxprs_in_params
 import jax_ascend_silu as jas
 import reference
 import untouched_models as um
-
-TARGET = 'custom_call_target="jax_ascend_silu_silu_grad"'
-
-
-def custom_calls(fn, *args) -> int:
-    """SiluGrad custom calls in the optimised program XLA runs for fn(*args)."""
-    return jax.jit(fn).lower(*args).compile().as_text().count(TARGET)
+from checks import assert_trees_close, custom_calls
 
 
 def silu_sites(jaxpr) -> int:
@@ -33,13 +27,6 @@ def silu_sites(jaxpr) -> int:
         elif not name.startswith(("custom_vjp", "custom_jvp")):
             count += sum(silu_sites(sub) for sub in jaxprs_in_params(eqn.params))
     return count
-
-
-def assert_trees_close(actual, expected, rtol, atol):
-    assert jax.tree.structure(actual) == jax.tree.structure(expected)
-    for a, b in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=rtol, atol=atol)
 
 
 def _problem(model, seed=0):

@@ -13,21 +13,7 @@ import numpy as np
 import pytest
 
 import jax_ascend_silu as jas
-
-TARGET = 'custom_call_target="jax_ascend_silu_silu_grad"'
-
-
-def custom_calls(fn, *args) -> int:
-    return jax.jit(fn).lower(*args).compile().as_text().count(TARGET)
-
-
-def assert_trees_close(actual, expected, rtol=2e-5, atol=2e-6):
-    assert jax.tree.structure(actual) == jax.tree.structure(expected)
-    leaves = jax.tree.leaves(actual)
-    assert leaves
-    for a, b in zip(leaves, jax.tree.leaves(expected)):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=rtol, atol=atol)
+from checks import assert_trees_close, custom_calls
 
 
 def _data(n=7, d_in=6, d_out=3, seed=11):
