@@ -191,17 +191,6 @@ std::vector<int64_t> InputDims(FuzzInput& in, const std::vector<int64_t>& base) 
   return dims;
 }
 
-std::vector<int64_t> Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t r = std::max(a.size(), b.size());
-  std::vector<int64_t> out(r);
-  for (size_t j = 0; j < r; ++j) {
-    const int64_t da = j + a.size() >= r ? a[j + a.size() - r] : 1;
-    const int64_t db = j + b.size() >= r ? b[j + b.size() - r] : 1;
-    out[j] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 void Build(FuzzInput& in, Operand& op, std::vector<int64_t> dims, DataType dtype, std::mt19937_64& rng,
            bool output) {
   TensorDesc& d = op.desc;
@@ -368,7 +357,7 @@ void OneCase(FuzzInput& in, std::mt19937_64& rng) {
   for (int64_t& d : base) d = Dim(in);
   std::vector<int64_t> gd = InputDims(in, base), xd = InputDims(in, base);
   if (in.Below(2)) std::swap(gd, xd);
-  std::vector<int64_t> od = in.Rarely(16) ? InputDims(in, base) : Broadcast(gd, xd);
+  std::vector<int64_t> od = in.Rarely(16) ? InputDims(in, base) : test::BroadcastShape(gd, xd);
   Build(in, c.ops[0], gd, dtype, rng, false);
   Build(in, c.ops[1], xd, dtype, rng, false);
   Build(in, c.ops[2], od, dtype, rng, true);
