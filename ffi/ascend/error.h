@@ -1,8 +1,9 @@
-// The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (aclnn
-// parameter codes, as StatusToError maps every backend's, and shapes) are InvalidArgument, a workspace XLA could
-// not provide is ResourceExhausted, a missing or incomplete CANN is
-// FailedPrecondition, everything else Internal. The message
-// (call, status code and name, CANN's aclGetRecentErrMsg()) is kept whole.
+// The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (shapes,
+// and aclnn parameter codes, which StatusToError maps as for every backend)
+// are InvalidArgument, a workspace XLA could not provide is ResourceExhausted,
+// a missing or incomplete CANN is FailedPrecondition, everything else Internal.
+// The message (call, status code and name, CANN's aclGetRecentErrMsg()) is kept
+// whole.
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 #define JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 
