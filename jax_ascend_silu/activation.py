@@ -23,7 +23,6 @@ from jax.interpreters import ad, batching, mlir
 from .op import silu_grad_overwriting, tangent
 from .operands import describe, kernel_takes
 
-
 # ------------------------------------------- the tangent s'(x) * t, linear in t --
 
 _tangent_p = Primitive("jax_ascend_silu_silu_tangent")
