@@ -62,8 +62,8 @@ def markdown_section(env, sweep, small, mlp, goal_list) -> str:
              f"{env['load_average_before']:.2f} before, {env['load_average_after']:.2f} after "
              "(other processes share the machine: ratios within one run are what to read)."]
     if sweep:
-        parts.append("SiluGrad, median time (bandwidth); ratios > 1 favour this package\n\n"
-                     + report.sweep_table(sweep))
+        heading = "SiluGrad, median time (bandwidth); ratios > 1 favour this package"
+        parts.append(heading + "\n\n" + report.sweep_table(sweep))
     if small or mlp:
         parts.append(report.models_table(small, mlp))
     parts.append("Goals\n\n" + report.goals_table(goal_list))
