@@ -1,7 +1,8 @@
 """Broadcasting stays inside the kernel: the lowered program hands the custom
 call the operands as they are (no broadcast_in_dim, no broadcast in the
-compiled HLO), and the compiled program's memory is the output plus the
-workspace phase 1 asked for, not the expanded inputs."""
+compiled HLO), and the compiled program's memory is the output alone, not
+the expanded inputs (the kernel's workspace is taken by its handler at run
+time, outside XLA's buffers)."""
 
 import re
 
