@@ -15,9 +15,9 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
 
 import jax_ascend_silu as jas
 import reference
+from checks import HLO_CALL
 
 COLLECTIVES = ("all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter")
-TARGET = "jax_ascend_silu_silu_grad"
 
 
 def _devices():
@@ -46,7 +46,7 @@ def local_custom_calls(fn, *args):
     hlo = jax.jit(fn).lower(*args).compile().as_text()
     found = [c for c in COLLECTIVES if c in hlo]
     assert not found, f"collectives in the compiled program: {found}"
-    lines = [line for line in hlo.splitlines() if f'custom_call_target="{TARGET}"' in line]
+    lines = [line for line in hlo.splitlines() if HLO_CALL in line]
     assert lines, "no SiluGrad custom call in the compiled program"
     # e.g. "%ffi_call.3 = f32[8,8]{1,0} custom-call(%param.2, %param.1), ..."
     return [tuple(int(d) for d in re.search(r"= \(?\w+\[([\d,]*)\]", line).group(1).split(",") if d)
@@ -94,7 +94,7 @@ def test_phase_one_sees_one_shard(mesh):
     # one device's shard, with its single result, never the global shapes.
     _, _, g_sharded, x_sharded, _ = _case(mesh, "x-broadcast")  # x broadcast: phase 1 wants a workspace
     hlo = jax.jit(jas.silu_grad).lower(g_sharded, x_sharded).compile().as_text()
-    (line,) = [line for line in hlo.splitlines() if f'custom_call_target="{TARGET}"' in line]
+    (line,) = [line for line in hlo.splitlines() if HLO_CALL in line]
     assert re.search(r"= f32\[8,8\]\{1,0\} custom-call\(", line), line
     assert "operand_layout_constraints={f32[8,8]{1,0}, f32[8]{0}}" in line, line
 
