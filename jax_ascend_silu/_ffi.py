@@ -41,7 +41,7 @@ def _cpu_module():
         raise ImportError(
             f"jax_ascend_silu was imported from {folder}, which has no compiled module _silu_grad_cpu. "
             "If that is the source folder (Python looks in the current directory first), run from another "
-            "folder, or install with `pip install -e .`, which builds the compiled modules for this folder; "
+            "folder, or install with `pip install -e .`, which lets this folder import its compiled modules; "
             "otherwise reinstall the package.",
             name=name,
         ) from None
