@@ -50,7 +50,6 @@ struct Avx2 {
   static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F Fms(F a, F b, F c) { return _mm256_fmsub_ps(a, b, c); }
   static F Fnma(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
-  static F Fnms(F a, F b, F c) { return _mm256_fnmsub_ps(a, b, c); }
   static F Neg(F a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
   static F Abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static F Min(F a, F b) { return _mm256_min_ps(a, b); }
@@ -79,12 +78,6 @@ struct Avx2 {
   static D MulD(D a, D b) { return _mm256_mul_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
   static D NegD(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
-
-  // p * 2^n, n integral, where 2^n and the product are normal (exact).
-  static F Ldexp(F p, F n) {
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-  }
 
   // A rough 1/d (see simd_avx512.h).
   static F RecipSeed(F d) {

@@ -47,7 +47,6 @@ struct Avx512 {
   static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F Fms(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }
   static F Fnma(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
-  static F Fnms(F a, F b, F c) { return _mm512_fnmsub_ps(a, b, c); }
   static F Neg(F a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
   }
@@ -86,9 +85,6 @@ struct Avx512 {
   static D NegD(D a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
   }
-
-  // p * 2^n, n integral, where 2^n and the product are normal (exact).
-  static F Ldexp(F p, F n) { return _mm512_scalef_ps(p, n); }
 
   // A rough 1/d for normal positive d (relative error under 12%), from
   // integer arithmetic on the bits: the same on every ISA.

@@ -32,7 +32,6 @@ struct Scalar {
   static F Fma(F a, F b, F c) { return std::fma(a, b, c); }
   static F Fms(F a, F b, F c) { return std::fma(a, b, -c); }
   static F Fnma(F a, F b, F c) { return std::fma(-a, b, c); }
-  static F Fnms(F a, F b, F c) { return std::fma(-a, b, -c); }
   static F Neg(F a) { return half::FromBits(half::Bits(a) ^ 0x80000000u); }
   static F Abs(F a) { return half::FromBits(half::Bits(a) & 0x7fffffffu); }
   // x86 semantics: the second operand when either is NaN.
@@ -58,12 +57,6 @@ struct Scalar {
   static D MulD(D a, D b) { return a * b; }
   static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
   static D NegD(D a) { return -a; }
-
-  // p * 2^n, n integral, where 2^n and the product are normal (exact).
-  static F Ldexp(F p, F n) {
-    if (!(n >= -126.0f && n <= 127.0f)) return p * n;  // only lanes the caller discards
-    return p * half::FromBits(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
-  }
 
   // A rough 1/d (see simd_avx512.h).
   static F RecipSeed(F d) { return half::FromBits(0x7ef311c3u - half::Bits(d)); }

@@ -26,7 +26,6 @@ struct CudaLane {
   __device__ static F Fma(F a, F b, F c) { return __fmaf_rn(a, b, c); }
   __device__ static F Fms(F a, F b, F c) { return __fmaf_rn(a, b, Neg(c)); }
   __device__ static F Fnma(F a, F b, F c) { return __fmaf_rn(Neg(a), b, c); }
-  __device__ static F Fnms(F a, F b, F c) { return __fmaf_rn(Neg(a), b, Neg(c)); }
   __device__ static F Neg(F a) { return __uint_as_float(__float_as_uint(a) ^ 0x80000000u); }
   __device__ static F Abs(F a) { return __uint_as_float(__float_as_uint(a) & 0x7fffffffu); }
   // x86 semantics (the second operand when either is NaN), as simd_scalar.h.
@@ -50,12 +49,6 @@ struct CudaLane {
   __device__ static D MulD(D a, D b) { return __dmul_rn(a, b); }
   __device__ static D FmaD(D a, D b, D c) { return __fma_rn(a, b, c); }
   __device__ static D NegD(D a) { return -a; }
-
-  // p * 2^n, n integral, where 2^n and the product are normal (exact).
-  __device__ static F Ldexp(F p, F n) {
-    if (!(n >= -126.0f && n <= 127.0f)) return __fmul_rn(p, n);  // only lanes the caller discards
-    return __fmul_rn(p, __uint_as_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23));
-  }
 
   // A rough 1/d (see simd_avx512.h).
   __device__ static F RecipSeed(F d) { return __uint_as_float(0x7ef311c3u - __float_as_uint(d)); }
