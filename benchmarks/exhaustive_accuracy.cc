@@ -28,14 +28,6 @@
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 
-namespace jas::test {
-// kernel_test_util.cc reports through this; only CheckAgainstReference does, unused here.
-void Fail(const char* file, int line, const std::string& what) {
-  std::fprintf(stderr, "%s:%d: %s\n", file, line, what.c_str());
-  std::abort();
-}
-}  // namespace jas::test
-
 namespace {
 
 using jas::DataType;

@@ -1,14 +1,13 @@
-# Host-side C++ tests of the accelerator backends, on the kernel tests'
-# harness (tests/kernel/check.h, main.cc); ctest label "backends", one entry
-# per TEST(group, name).
+# Host-side C++ tests of the accelerator backends, on GoogleTest like the
+# kernel tests; ctest label "backends", one entry per TEST(group, name).
 function(jas_add_backend_test target source)
-  add_executable(${target} ${source} ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/main.cc)
-  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
+  add_executable(${target} ${source})
+  target_link_libraries(${target} PRIVATE GTest::gtest_main)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})  # new TESTs register
   file(STRINGS ${source} _lines REGEX "^TEST\\([A-Za-z0-9_]+, [A-Za-z0-9_]+\\)")
   foreach(_line IN LISTS _lines)
     string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+), ([A-Za-z0-9_]+)\\).*" "\\1.\\2" _name "${_line}")
-    add_test(NAME backends.${_name} COMMAND ${target} ${_name})
+    jas_add_gtest(backends.${_name} ${target} ${_name})
     set_tests_properties(backends.${_name} PROPERTIES LABELS backends)
   endforeach()
 endfunction()
@@ -18,10 +17,9 @@ endfunction()
 # Python module). TEST(ascend_glue, ...) runs once per fake chip
 # (JAX_ASCEND_SILU_FAKE_CHIP), the other groups (ascend_loader, ...) once.
 if(JAX_ASCEND_SILU_PYTHON)
-  add_executable(ascend_glue_tests tests/backends/test_ascend_glue.cc ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/main.cc)
-  target_include_directories(ascend_glue_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
+  add_executable(ascend_glue_tests tests/backends/test_ascend_glue.cc)
   target_include_directories(ascend_glue_tests SYSTEM PRIVATE ${XLA_FFI_INCLUDE_DIR})
-  target_link_libraries(ascend_glue_tests PRIVATE jas_ascend_glue jas_fake_cann)
+  target_link_libraries(ascend_glue_tests PRIVATE jas_ascend_glue jas_fake_cann GTest::gtest_main)
   target_compile_definitions(ascend_glue_tests PRIVATE JAS_FAKE_CANN_ROOT="${JAS_FAKE_CANN_ROOT}")
   add_dependencies(ascend_glue_tests jas_fake_cann_all)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/backends/test_ascend_glue.cc)
@@ -30,13 +28,13 @@ if(JAX_ASCEND_SILU_PYTHON)
     string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+), ([A-Za-z0-9_]+)\\).*" "\\1.\\2" _name "${_line}")
     if(_name MATCHES "^ascend_glue[.]")
       foreach(_chip 910A 910B 950)
-        add_test(NAME backends.${_name}.${_chip} COMMAND ascend_glue_tests ${_name})
+        jas_add_gtest(backends.${_name}.${_chip} ascend_glue_tests ${_name})
         set_tests_properties(backends.${_name}.${_chip} PROPERTIES LABELS backends
                              ENVIRONMENT JAX_ASCEND_SILU_FAKE_CHIP=${_chip})
       endforeach()
     else()
       # The loader path (LD_LIBRARY_PATH, as CANN's set_env.sh sets it) reaches the complete fake.
-      add_test(NAME backends.${_name} COMMAND ascend_glue_tests ${_name})
+      jas_add_gtest(backends.${_name} ascend_glue_tests ${_name})
       set_tests_properties(backends.${_name} PROPERTIES LABELS backends
                            ENVIRONMENT LD_LIBRARY_PATH=${JAS_FAKE_CANN_ROOT}/cann9/lib64)
     endif()

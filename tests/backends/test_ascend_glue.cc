@@ -23,10 +23,11 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "ascend/cann_loader.h"
 #include "ascend/error.h"
 #include "ascend/glue.h"
-#include "check.h"
 #include "common/half.h"
 #include "fake_cann.h"
 #include "silu_grad.h"
@@ -182,12 +183,12 @@ double Derivative(double x) {
 }
 
 // Runs the glue on random inputs, on the chip ctest chose.
-struct Run {
+struct GlueRun {
   Buffer g, x, out;
   Allocator alloc;
   Outcome outcome;
 
-  Run(DataType t, Dims g_dims, Dims x_dims, Dims out_dims, const Cann& cann = Full())
+  GlueRun(DataType t, Dims g_dims, Dims x_dims, Dims out_dims, const Cann& cann = Full())
       : g(t, std::move(g_dims)), x(t, std::move(x_dims)), out(t, std::move(out_dims)) {
     g.fill(1, 2.0f);
     x.fill(2, 6.0f);
@@ -206,13 +207,13 @@ struct Run {
 };
 
 // Phase 1's workspace was requested once, at its size, and phase 2 got it.
-void CheckWorkspaceHandedOver(const Run& r) {
+void CheckWorkspaceHandedOver(const GlueRun& r) {
   const fake_cann::Record& c = fake_cann::Calls();
-  CHECK(c.planned_workspace > 0);  // the intermediate output at least
-  CHECK_EQ(r.alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
-  REQUIRE(r.alloc.blocks.size() == 1);
-  CHECK_EQ(c.workspace, static_cast<void*>(r.alloc.blocks[0].get()));
-  CHECK_EQ(c.workspace_size, c.planned_workspace);
+  EXPECT_TRUE(c.planned_workspace > 0);  // the intermediate output at least
+  EXPECT_EQ(r.alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
+  ASSERT_TRUE(r.alloc.blocks.size() == 1);
+  EXPECT_EQ(c.workspace, static_cast<void*>(r.alloc.blocks[0].get()));
+  EXPECT_EQ(c.workspace_size, c.planned_workspace);
 }
 
 }  // namespace
@@ -221,169 +222,169 @@ void CheckWorkspaceHandedOver(const Run& r) {
 
 TEST(ascend_glue, contiguous_float32_builds_plain_views_and_matches_kernel) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
+  ASSERT_TRUE(c.created.size() == 3);
   const void* data[3] = {r.g.bytes.data(), r.x.bytes.data(), r.out.bytes.data()};
   for (int i = 0; i < 3; ++i) {
-    CHECK_EQ(c.created[i].dims, (Dims{3, 4}));
-    CHECK_EQ(c.created[i].strides, (Dims{4, 1}));
-    CHECK_EQ(c.created[i].storage_dims, (Dims{3, 4}));
-    CHECK_EQ(c.created[i].offset, int64_t{0});
-    CHECK_EQ(c.created[i].format, cann::ACL_FORMAT_ND);
-    CHECK_EQ(c.created[i].dtype, cann::ACL_FLOAT);
-    CHECK_EQ(c.created[i].data, data[i]);
+    EXPECT_EQ(c.created[i].dims, (Dims{3, 4}));
+    EXPECT_EQ(c.created[i].strides, (Dims{4, 1}));
+    EXPECT_EQ(c.created[i].storage_dims, (Dims{3, 4}));
+    EXPECT_EQ(c.created[i].offset, int64_t{0});
+    EXPECT_EQ(c.created[i].format, cann::ACL_FORMAT_ND);
+    EXPECT_EQ(c.created[i].dtype, cann::ACL_FLOAT);
+    EXPECT_EQ(c.created[i].data, data[i]);
   }
-  CHECK_EQ(c.materialised, 0);
+  EXPECT_EQ(c.materialised, 0);
   CheckWorkspaceHandedOver(r);
-  CHECK(r.matches_kernel());
-  CHECK(r.near_formula());
-  CHECK(NoLeaks());
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(r.near_formula());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, phases_run_once_with_phase_one_executor_and_the_stream) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {5}, {5}, {5});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {5}, {5}, {5});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  CHECK_EQ(c.phase1_calls, 1);
-  CHECK_EQ(c.phase2_calls, 1);
-  REQUIRE(c.executors_issued.size() == 1);
-  REQUIRE(c.executors_run.size() == 1);
-  CHECK_EQ(c.executors_run[0], c.executors_issued[0]);
-  CHECK(c.executors_destroyed.empty());  // phase 2 freed it
-  CHECK_EQ(c.stream, kStream);
-  CHECK_EQ(c.destroyed, 3);
-  CHECK(NoLeaks());
+  EXPECT_EQ(c.phase1_calls, 1);
+  EXPECT_EQ(c.phase2_calls, 1);
+  ASSERT_TRUE(c.executors_issued.size() == 1);
+  ASSERT_TRUE(c.executors_run.size() == 1);
+  EXPECT_EQ(c.executors_run[0], c.executors_issued[0]);
+  EXPECT_TRUE(c.executors_destroyed.empty());  // phase 2 freed it
+  EXPECT_EQ(c.stream, kStream);
+  EXPECT_EQ(c.destroyed, 3);
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, broadcast_grad_output_is_its_own_shape_on_950_else_a_stride0_view) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {4}, {3, 4}, {3, 4});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {4}, {3, 4}, {3, 4});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
+  ASSERT_TRUE(c.created.size() == 3);
   if (Broadcasts()) {  // the operator broadcasts: nothing is copied
-    CHECK_EQ(c.created[0].dims, (Dims{4}));
-    CHECK_EQ(c.created[0].strides, (Dims{1}));
-    CHECK_EQ(c.materialised, 0);
+    EXPECT_EQ(c.created[0].dims, (Dims{4}));
+    EXPECT_EQ(c.created[0].strides, (Dims{1}));
+    EXPECT_EQ(c.materialised, 0);
   } else {  // a stride-0 view, which CANN copies into its workspace
-    CHECK_EQ(c.created[0].dims, (Dims{3, 4}));
-    CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
-    CHECK_EQ(c.materialised, 1);
+    EXPECT_EQ(c.created[0].dims, (Dims{3, 4}));
+    EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
+    EXPECT_EQ(c.materialised, 1);
   }
-  CHECK_EQ(c.created[0].storage_dims, (Dims{4}));
-  CHECK_EQ(c.created[1].strides, (Dims{4, 1}));
+  EXPECT_EQ(c.created[0].storage_dims, (Dims{4}));
+  EXPECT_EQ(c.created[1].strides, (Dims{4, 1}));
   CheckWorkspaceHandedOver(r);
-  CHECK(r.matches_kernel());
-  CHECK(r.near_formula());
-  CHECK(NoLeaks());
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(r.near_formula());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, broadcast_self_and_both_operands) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {1, 4}, {3, 1}, {3, 4});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {1, 4}, {3, 1}, {3, 4});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
+  ASSERT_TRUE(c.created.size() == 3);
   if (Broadcasts()) {
-    CHECK_EQ(c.created[0].dims, (Dims{1, 4}));
-    CHECK_EQ(c.created[1].dims, (Dims{3, 1}));
-    CHECK_EQ(c.created[1].strides, (Dims{1, 1}));
-    CHECK_EQ(c.materialised, 0);
+    EXPECT_EQ(c.created[0].dims, (Dims{1, 4}));
+    EXPECT_EQ(c.created[1].dims, (Dims{3, 1}));
+    EXPECT_EQ(c.created[1].strides, (Dims{1, 1}));
+    EXPECT_EQ(c.materialised, 0);
   } else {
-    CHECK_EQ(c.created[0].strides, (Dims{0, 1}));
-    CHECK_EQ(c.created[1].dims, (Dims{3, 4}));
-    CHECK_EQ(c.created[1].strides, (Dims{1, 0}));
-    CHECK_EQ(c.materialised, 2);
+    EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
+    EXPECT_EQ(c.created[1].dims, (Dims{3, 4}));
+    EXPECT_EQ(c.created[1].strides, (Dims{1, 0}));
+    EXPECT_EQ(c.materialised, 2);
   }
-  CHECK_EQ(c.created[0].storage_dims, (Dims{1, 4}));
-  CHECK_EQ(c.created[1].storage_dims, (Dims{3, 1}));
-  CHECK_EQ(c.created[2].strides, (Dims{4, 1}));
+  EXPECT_EQ(c.created[0].storage_dims, (Dims{1, 4}));
+  EXPECT_EQ(c.created[1].storage_dims, (Dims{3, 1}));
+  EXPECT_EQ(c.created[2].strides, (Dims{4, 1}));
   CheckWorkspaceHandedOver(r);
-  CHECK(r.matches_kernel());
-  CHECK(r.near_formula());
-  CHECK(NoLeaks());
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(r.near_formula());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, size_one_dims_shared_by_all_keep_their_strides) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {2, 1, 3}, {1, 1, 3}, {2, 1, 3});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {2, 1, 3}, {1, 1, 3}, {2, 1, 3});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
-  CHECK_EQ(c.created[0].strides, (Dims{3, 3, 1}));
-  CHECK_EQ(c.created[1].strides, Broadcasts() ? (Dims{3, 3, 1}) : (Dims{0, 3, 1}));
-  CHECK(r.matches_kernel());
-  CHECK(NoLeaks());
+  ASSERT_TRUE(c.created.size() == 3);
+  EXPECT_EQ(c.created[0].strides, (Dims{3, 3, 1}));
+  EXPECT_EQ(c.created[1].strides, Broadcasts() ? (Dims{3, 3, 1}) : (Dims{0, 3, 1}));
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, scalar_output_becomes_a_one_element_vector) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {}, {}, {});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {}, {}, {});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
+  ASSERT_TRUE(c.created.size() == 3);
   for (int i = 0; i < 3; ++i) {
-    CHECK_EQ(c.created[i].dims, (Dims{1}));
-    CHECK_EQ(c.created[i].strides, (Dims{1}));
-    CHECK_EQ(c.created[i].storage_dims, (Dims{1}));
+    EXPECT_EQ(c.created[i].dims, (Dims{1}));
+    EXPECT_EQ(c.created[i].strides, (Dims{1}));
+    EXPECT_EQ(c.created[i].storage_dims, (Dims{1}));
   }
-  CHECK(r.matches_kernel());
-  CHECK(r.near_formula());
-  CHECK(NoLeaks());
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(r.near_formula());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, scalar_grad_output_broadcasts_from_one_element) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {}, {2, 3}, {2, 3});
-  REQUIRE(r.outcome.ok());
+  GlueRun r(DataType::kFloat32, {}, {2, 3}, {2, 3});
+  ASSERT_TRUE(r.outcome.ok());
   const fake_cann::Record& c = fake_cann::Calls();
-  REQUIRE(c.created.size() == 3);
-  CHECK_EQ(c.created[0].dims, Broadcasts() ? (Dims{1}) : (Dims{2, 3}));
-  CHECK_EQ(c.created[0].strides, Broadcasts() ? (Dims{1}) : (Dims{0, 0}));
-  CHECK_EQ(c.created[0].storage_dims, (Dims{1}));
-  CHECK(r.matches_kernel());
-  CHECK(NoLeaks());
+  ASSERT_TRUE(c.created.size() == 3);
+  EXPECT_EQ(c.created[0].dims, Broadcasts() ? (Dims{1}) : (Dims{2, 3}));
+  EXPECT_EQ(c.created[0].strides, Broadcasts() ? (Dims{1}) : (Dims{0, 0}));
+  EXPECT_EQ(c.created[0].storage_dims, (Dims{1}));
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, float16_maps_to_acl_float16_and_matches_kernel) {
   fake_cann::Reset();
-  Run r(DataType::kFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
-  REQUIRE(r.outcome.ok());
-  for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, cann::ACL_FLOAT16);
-  CHECK(r.matches_kernel());
-  CHECK(r.near_formula());
-  CHECK(NoLeaks());
+  GlueRun r(DataType::kFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
+  ASSERT_TRUE(r.outcome.ok());
+  for (const auto& rec : fake_cann::Calls().created) EXPECT_EQ(rec.dtype, cann::ACL_FLOAT16);
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(r.near_formula());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, bfloat16_runs_except_on_910A_which_refuses_it) {
   fake_cann::Reset();
-  Run r(DataType::kBFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
+  GlueRun r(DataType::kBFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
   if (fake_cann::CurrentChip() == Chip::k910A) {
-    CHECK(r.outcome.failure == Failure::kPhase1);
-    CHECK_EQ(r.outcome.status, 161002);
-    CHECK(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A"));
-    CHECK(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kInvalidArgument);
-    CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
+    EXPECT_TRUE(r.outcome.failure == Failure::kPhase1);
+    EXPECT_EQ(r.outcome.status, 161002);
+    EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A"));
+    EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kInvalidArgument);
+    EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
   } else {
-    REQUIRE(r.outcome.ok());
-    for (const auto& rec : fake_cann::Calls().created) CHECK_EQ(rec.dtype, cann::ACL_BF16);
-    CHECK(r.matches_kernel());
-    CHECK(r.near_formula());
+    ASSERT_TRUE(r.outcome.ok());
+    for (const auto& rec : fake_cann::Calls().created) EXPECT_EQ(rec.dtype, cann::ACL_BF16);
+    EXPECT_TRUE(r.matches_kernel());
+    EXPECT_TRUE(r.near_formula());
   }
-  CHECK(NoLeaks());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, rank_eight_passes_through) {
   fake_cann::Reset();
-  Run r(DataType::kFloat32, {2, 1, 2, 1, 2, 1, 2, 3}, {1, 3, 1, 2, 1, 2, 1, 3}, {2, 3, 2, 2, 2, 2, 2, 3});
-  REQUIRE(r.outcome.ok());
-  REQUIRE(fake_cann::Calls().created.size() == 3);
-  CHECK_EQ(fake_cann::Calls().created[2].dims.size(), size_t{8});
-  CHECK(r.matches_kernel());
-  CHECK(NoLeaks());
+  GlueRun r(DataType::kFloat32, {2, 1, 2, 1, 2, 1, 2, 3}, {1, 3, 1, 2, 1, 2, 1, 3}, {2, 3, 2, 2, 2, 2, 2, 3});
+  ASSERT_TRUE(r.outcome.ok());
+  ASSERT_TRUE(fake_cann::Calls().created.size() == 3);
+  EXPECT_EQ(fake_cann::Calls().created[2].dims.size(), size_t{8});
+  EXPECT_TRUE(r.matches_kernel());
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
@@ -393,24 +394,24 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
   alloc.fail = true;
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   const fake_cann::Record& c = fake_cann::Calls();
-  CHECK(o.failure == Failure::kWorkspace);
-  CHECK(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
-  CHECK(Contains(o.message, "released with aclDestroyAclOpExecutor"));
-  CHECK_EQ(alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
-  CHECK_EQ(c.phase2_calls, 0);
-  CHECK_EQ(c.executors_destroyed, c.executors_issued);
-  CHECK(NoLeaks());
-  CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kResourceExhausted);
+  EXPECT_TRUE(o.failure == Failure::kWorkspace);
+  EXPECT_TRUE(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
+  EXPECT_TRUE(Contains(o.message, "released with aclDestroyAclOpExecutor"));
+  EXPECT_EQ(alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
+  EXPECT_EQ(c.phase2_calls, 0);
+  EXPECT_EQ(c.executors_destroyed, c.executors_issued);
+  EXPECT_TRUE(NoLeaks());
+  EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kResourceExhausted);
 }
 
 TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
   fake_cann::Reset();
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
-  CHECK(o.failure == Failure::kWorkspace);
-  CHECK_EQ(fake_cann::Calls().phase2_calls, 0);
-  CHECK_EQ(fake_cann::Calls().executors_destroyed.size(), size_t{1});
-  CHECK(NoLeaks());
+  EXPECT_TRUE(o.failure == Failure::kWorkspace);
+  EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
+  EXPECT_EQ(fake_cann::Calls().executors_destroyed.size(), size_t{1});
+  EXPECT_TRUE(NoLeaks());
 }
 
 namespace {
@@ -425,22 +426,22 @@ void CheckStatusMapping(bool phase1) {
     Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 3}), out(DataType::kFloat32, {2, 3});
     Allocator alloc;
     const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-    CHECK(o.failure == (phase1 ? Failure::kPhase1 : Failure::kPhase2));
-    CHECK_EQ(o.status, status);
+    EXPECT_TRUE(o.failure == (phase1 ? Failure::kPhase1 : Failure::kPhase2));
+    EXPECT_EQ(o.status, status);
     const char* call = phase1 ? "aclnnSiluBackwardGetWorkspaceSize failed" : "aclnnSiluBackward failed";
-    CHECK(Contains(o.message, call));
-    CHECK(Contains(o.message, "(" + std::to_string(status) + ")"));
-    CHECK(Contains(o.message, jas::ascend::StatusLabel(status)));
-    CHECK(Contains(o.message, "fake CANN: "));  // aclGetRecentErrMsg() is carried over
-    CHECK(Contains(o.message, "self float32[2,3] as [2,3] strides [3,1]"));
-    CHECK_EQ(fake_cann::Calls().phase2_calls, phase1 ? 0 : 1);
-    CHECK(fake_cann::Calls().executors_destroyed.empty());  // phase 2 frees its executor, failed or not
-    CHECK(NoLeaks());
+    EXPECT_TRUE(Contains(o.message, call));
+    EXPECT_TRUE(Contains(o.message, "(" + std::to_string(status) + ")"));
+    EXPECT_TRUE(Contains(o.message, jas::ascend::StatusLabel(status)));
+    EXPECT_TRUE(Contains(o.message, "fake CANN: "));  // aclGetRecentErrMsg() is carried over
+    EXPECT_TRUE(Contains(o.message, "self float32[2,3] as [2,3] strides [3,1]"));
+    EXPECT_EQ(fake_cann::Calls().phase2_calls, phase1 ? 0 : 1);
+    EXPECT_TRUE(fake_cann::Calls().executors_destroyed.empty());  // phase 2 frees its executor, failed or not
+    EXPECT_TRUE(NoLeaks());
     const xla::ffi::Error e = jas::ascend::ToFfiError(o);
-    CHECK(e.failure());
-    CHECK(e.errc() == (status / 1000 == 161 ? xla::ffi::ErrorCode::kInvalidArgument
-                                            : xla::ffi::ErrorCode::kInternal));
-    CHECK_EQ(e.message(), o.message);
+    EXPECT_TRUE(e.failure());
+    EXPECT_TRUE(e.errc() == (status / 1000 == 161 ? xla::ffi::ErrorCode::kInvalidArgument
+                                                  : xla::ffi::ErrorCode::kInternal));
+    EXPECT_EQ(e.message(), o.message);
   }
 }
 
@@ -458,13 +459,13 @@ TEST(ascend_glue, failed_tensor_creation_destroys_the_tensors_already_made) {
     Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
     const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-    CHECK(o.failure == Failure::kCreateTensor);
-    CHECK(Contains(o.message, "aclCreateTensor returned null for"));
-    CHECK(Contains(o.message, "set to fail at call " + std::to_string(fail_at)));
-    CHECK_EQ(fake_cann::Calls().destroyed, fail_at);
-    CHECK_EQ(fake_cann::Calls().phase1_calls, 0);
-    CHECK(NoLeaks());
-    CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInternal);
+    EXPECT_TRUE(o.failure == Failure::kCreateTensor);
+    EXPECT_TRUE(Contains(o.message, "aclCreateTensor returned null for"));
+    EXPECT_TRUE(Contains(o.message, "set to fail at call " + std::to_string(fail_at)));
+    EXPECT_EQ(fake_cann::Calls().destroyed, fail_at);
+    EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+    EXPECT_TRUE(NoLeaks());
+    EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInternal);
   }
 }
 
@@ -473,10 +474,10 @@ TEST(ascend_glue, empty_output_makes_no_cann_call) {
   Buffer g(DataType::kFloat32, {3, 0}), x(DataType::kFloat32, {1}), out(DataType::kFloat32, {3, 0});
   Allocator alloc;
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-  CHECK(o.ok());
-  CHECK_EQ(fake_cann::Calls().create_calls, 0);
-  CHECK_EQ(fake_cann::Calls().phase1_calls, 0);
-  CHECK(alloc.requests.empty());
+  EXPECT_TRUE(o.ok());
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+  EXPECT_TRUE(alloc.requests.empty());
 }
 
 TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
@@ -484,10 +485,10 @@ TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
   Buffer g(DataType::kFloat32, {3, 4}), x(DataType::kFloat32, {5}), out(DataType::kFloat32, {3, 4});
   Allocator alloc;
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-  CHECK(o.failure == Failure::kShapes);
-  CHECK(Contains(o.message, "self float32[5] does not broadcast to grad_input [3,4]"));
-  CHECK_EQ(fake_cann::Calls().create_calls, 0);
-  CHECK(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(o.failure == Failure::kShapes);
+  EXPECT_TRUE(Contains(o.message, "self float32[5] does not broadcast to grad_input [3,4]"));
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument);
 }
 
 TEST(ascend_glue, operator_rejections_pass_through_with_its_status) {
@@ -495,12 +496,12 @@ TEST(ascend_glue, operator_rejections_pass_through_with_its_status) {
   Buffer g(DataType::kFloat16, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
   Allocator alloc;
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-  CHECK(o.failure == Failure::kPhase1);
-  CHECK_EQ(o.status, 161002);
-  CHECK(Contains(o.message, "ACLNN_ERR_PARAM_INVALID (161002)"));
-  CHECK(Contains(o.message, "must share one dtype"));
-  CHECK(Contains(o.message, "grad_output float16[4]"));
-  CHECK(NoLeaks());
+  EXPECT_TRUE(o.failure == Failure::kPhase1);
+  EXPECT_EQ(o.status, 161002);
+  EXPECT_TRUE(Contains(o.message, "ACLNN_ERR_PARAM_INVALID (161002)"));
+  EXPECT_TRUE(Contains(o.message, "must share one dtype"));
+  EXPECT_TRUE(Contains(o.message, "grad_output float16[4]"));
+  EXPECT_TRUE(NoLeaks());
 }
 
 // The fake itself must behave as the operator is written, or the glue tests prove nothing.
@@ -517,15 +518,15 @@ TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhe
   cann::aclOpExecutor* e = nullptr;
   const cann::aclnnStatus s = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e);
   if (Broadcasts()) {
-    CHECK_EQ(s, 0);
-    CHECK(e != nullptr);
-    CHECK_EQ(api.aclDestroyAclOpExecutor(e), 0);
+    EXPECT_EQ(s, 0);
+    EXPECT_TRUE(e != nullptr);
+    EXPECT_EQ(api.aclDestroyAclOpExecutor(e), 0);
   } else {
-    CHECK_EQ(s, 161002);
-    CHECK(Contains(api.aclGetRecentErrMsg(), "must have gradInput's shape"));
+    EXPECT_EQ(s, 161002);
+    EXPECT_TRUE(Contains(api.aclGetRecentErrMsg(), "must have gradInput's shape"));
   }
-  for (cann::aclTensor* tensor : t) CHECK_EQ(api.aclDestroyTensor(tensor), 0);
-  CHECK(NoLeaks());
+  for (cann::aclTensor* tensor : t) EXPECT_EQ(api.aclDestroyTensor(tensor), 0);
+  EXPECT_TRUE(NoLeaks());
 }
 
 TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
@@ -538,87 +539,87 @@ TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) 
   for (int i = 0; i < 3; ++i) {
     t[i] = api.aclCreateTensor(dims, 1, cann::ACL_FLOAT, strides, 0, cann::ACL_FORMAT_ND, dims, 1,
                                b[i]->bytes.data());
-    REQUIRE(t[i] != nullptr);
+    ASSERT_TRUE(t[i] != nullptr);
   }
   uint64_t ws = 0;
   cann::aclOpExecutor* e = nullptr;
   const cann::aclnnStatus planned = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &ws, &e);
-  REQUIRE(planned == 0);
-  CHECK(ws > 0);
-  CHECK_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 161001);
-  CHECK(Contains(api.aclGetRecentErrMsg(), "nullptr"));
-  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{0});                 // freed by the failed phase 2
-  CHECK_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 561103);  // already consumed
-  CHECK(api.aclDestroyAclOpExecutor(e) != 0);                        // and not destroyable twice
-  for (cann::aclTensor* tensor : t) CHECK_EQ(api.aclDestroyTensor(tensor), 0);
-  CHECK_EQ(api.aclDestroyTensor(t[0]), 161002);  // not alive any more
-  CHECK(NoLeaks());
+  ASSERT_TRUE(planned == 0);
+  EXPECT_TRUE(ws > 0);
+  EXPECT_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 161001);
+  EXPECT_TRUE(Contains(api.aclGetRecentErrMsg(), "nullptr"));
+  EXPECT_EQ(fake_cann::LiveExecutors(), int64_t{0});                  // freed by the failed phase 2
+  EXPECT_EQ(api.aclnnSiluBackward(nullptr, ws, e, kStream), 561103);  // already consumed
+  EXPECT_TRUE(api.aclDestroyAclOpExecutor(e) != 0);                   // and not destroyable twice
+  for (cann::aclTensor* tensor : t) EXPECT_EQ(api.aclDestroyTensor(tensor), 0);
+  EXPECT_EQ(api.aclDestroyTensor(t[0]), 161002);  // not alive any more
+  EXPECT_TRUE(NoLeaks());
 }
 
 // --- errors, independent of the chip ----------------------------------------------
 
 TEST(ascend_errors, status_labels_name_known_codes_and_classify_the_rest) {
-  CHECK_EQ(jas::ascend::StatusLabel(161001), std::string("ACLNN_ERR_PARAM_NULLPTR"));
-  CHECK_EQ(jas::ascend::StatusLabel(161002), std::string("ACLNN_ERR_PARAM_INVALID"));
-  CHECK_EQ(jas::ascend::StatusLabel(361001), std::string("ACLNN_ERR_RUNTIME_ERROR"));
-  CHECK_EQ(jas::ascend::StatusLabel(561101), std::string("ACLNN_ERR_INNER_CREATE_EXECUTOR"));
-  CHECK_EQ(jas::ascend::StatusLabel(561103), std::string("ACLNN_ERR_INNER_NULLPTR"));
-  CHECK_EQ(jas::ascend::StatusLabel(561000), std::string("an unnamed internal error"));
-  CHECK_EQ(jas::ascend::StatusLabel(161099), std::string("an unnamed parameter error"));
-  CHECK_EQ(jas::ascend::StatusLabel(42), std::string("an unknown status"));
+  EXPECT_EQ(jas::ascend::StatusLabel(161001), std::string("ACLNN_ERR_PARAM_NULLPTR"));
+  EXPECT_EQ(jas::ascend::StatusLabel(161002), std::string("ACLNN_ERR_PARAM_INVALID"));
+  EXPECT_EQ(jas::ascend::StatusLabel(361001), std::string("ACLNN_ERR_RUNTIME_ERROR"));
+  EXPECT_EQ(jas::ascend::StatusLabel(561101), std::string("ACLNN_ERR_INNER_CREATE_EXECUTOR"));
+  EXPECT_EQ(jas::ascend::StatusLabel(561103), std::string("ACLNN_ERR_INNER_NULLPTR"));
+  EXPECT_EQ(jas::ascend::StatusLabel(561000), std::string("an unnamed internal error"));
+  EXPECT_EQ(jas::ascend::StatusLabel(161099), std::string("an unnamed parameter error"));
+  EXPECT_EQ(jas::ascend::StatusLabel(42), std::string("an unknown status"));
 }
 
 TEST(ascend_errors, the_chip_names_that_broadcast_are_the_950_family) {
-  CHECK(jas::ascend::OperatorBroadcasts("Ascend950PR_9589"));
-  CHECK(jas::ascend::OperatorBroadcasts("Ascend950DT_9582"));
-  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910B3"));
-  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910_9391"));
-  CHECK(!jas::ascend::OperatorBroadcasts("Ascend910A"));
-  CHECK(!jas::ascend::OperatorBroadcasts(nullptr));  // before aclInit
+  EXPECT_TRUE(jas::ascend::OperatorBroadcasts("Ascend950PR_9589"));
+  EXPECT_TRUE(jas::ascend::OperatorBroadcasts("Ascend950DT_9582"));
+  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910B3"));
+  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910_9391"));
+  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910A"));
+  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts(nullptr));  // before aclInit
 }
 
 // --- the run-time search ------------------------------------------------------------
 
 TEST(ascend_loader, finds_a_complete_install_and_names_its_libraries_and_version) {
   const Cann cann = Cann::Load(In({FakeDir("cann9/lib64")}));
-  REQUIRE(cann.ok());
-  CHECK(cann.problem().empty());
-  REQUIRE(cann.libraries().size() == 3);
+  ASSERT_TRUE(cann.ok());
+  EXPECT_TRUE(cann.problem().empty());
+  ASSERT_TRUE(cann.libraries().size() == 3);
   const char* names[3] = {"libacl_rt.so", "libnnopbase.so", "libopapi_nn.so"};
   for (int i = 0; i < 3; ++i) {
-    CHECK_EQ(cann.libraries()[i].name, std::string(names[i]));
-    CHECK_EQ(cann.libraries()[i].path, FakeDir("cann9/lib64/") + names[i]);
+    EXPECT_EQ(cann.libraries()[i].name, std::string(names[i]));
+    EXPECT_EQ(cann.libraries()[i].path, FakeDir("cann9/lib64/") + names[i]);
   }
-  CHECK_EQ(cann.version(), std::string("9.0.0-fake"));
-  CHECK(cann.notes().empty());
-  CHECK(cann.api().aclDestroyAclOpExecutor != nullptr && cann.api().aclrtGetSocName != nullptr);
+  EXPECT_EQ(cann.version(), std::string("9.0.0-fake"));
+  EXPECT_TRUE(cann.notes().empty());
+  EXPECT_TRUE(cann.api().aclDestroyAclOpExecutor != nullptr && cann.api().aclrtGetSocName != nullptr);
 }
 
 TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_what_it_cannot_release) {
   const Cann cann = Cann::Load(In({FakeDir("legacy/lib64")}));
-  REQUIRE(cann.ok());
-  REQUIRE(cann.libraries().size() == 3);
-  CHECK_EQ(cann.libraries()[0].name, std::string("libascendcl.so"));
-  CHECK_EQ(cann.libraries()[2].name, std::string("libopapi.so"));
-  CHECK_EQ(cann.version(), std::string("8.3.RC1-fake"));  // from aclsysGetCANNVersion
-  CHECK(cann.api().aclDestroyAclOpExecutor == nullptr);
-  REQUIRE(cann.notes().size() == 1);
-  CHECK(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found"));
+  ASSERT_TRUE(cann.ok());
+  ASSERT_TRUE(cann.libraries().size() == 3);
+  EXPECT_EQ(cann.libraries()[0].name, std::string("libascendcl.so"));
+  EXPECT_EQ(cann.libraries()[2].name, std::string("libopapi.so"));
+  EXPECT_EQ(cann.version(), std::string("8.3.RC1-fake"));  // from aclsysGetCANNVersion
+  EXPECT_TRUE(cann.api().aclDestroyAclOpExecutor == nullptr);
+  ASSERT_TRUE(cann.notes().size() == 1);
+  EXPECT_TRUE(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found"));
 
   fake_cann::Reset();
   fake_cann::ReleaseAll();
-  Run ok(DataType::kFloat32, {3, 4}, {4}, {3, 4}, cann);  // it still runs
-  CHECK(ok.outcome.ok());
-  CHECK(ok.matches_kernel());
+  GlueRun ok(DataType::kFloat32, {3, 4}, {4}, {3, 4}, cann);  // it still runs
+  EXPECT_TRUE(ok.outcome.ok());
+  EXPECT_TRUE(ok.matches_kernel());
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
   Allocator alloc;
   alloc.fail = true;
   const Outcome o = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
-  CHECK(o.failure == Failure::kWorkspace);
-  CHECK(Contains(o.message, "no aclDestroyAclOpExecutor: phase 1's executor is leaked"));
-  CHECK_EQ(fake_cann::LiveExecutors(), int64_t{1});  // exactly the one README warns of
-  CHECK_EQ(fake_cann::LiveTensors(), int64_t{0});
-  CHECK_EQ(fake_cann::ReleaseAll(), int64_t{1});
+  EXPECT_TRUE(o.failure == Failure::kWorkspace);
+  EXPECT_TRUE(Contains(o.message, "no aclDestroyAclOpExecutor: phase 1's executor is leaked"));
+  EXPECT_EQ(fake_cann::LiveExecutors(), int64_t{1});  // exactly the one README warns of
+  EXPECT_EQ(fake_cann::LiveTensors(), int64_t{0});
+  EXPECT_EQ(fake_cann::ReleaseAll(), int64_t{1});
 }
 
 TEST(ascend_loader, the_operator_library_may_sit_under_ascend_opp_path) {
@@ -627,89 +628,92 @@ TEST(ascend_loader, the_operator_library_may_sit_under_ascend_opp_path) {
   setenv("ASCEND_HOME_PATH", FakeDir("split/home").c_str(), 1);
   setenv("ASCEND_OPP_PATH", FakeDir("split/opp").c_str(), 1);
   CannSearch search = jas::ascend::SearchFromEnvironment();
-  REQUIRE(search.dirs.size() == 2);
-  CHECK_EQ(search.dirs[0].path, FakeDir("split/home/lib64"));
-  CHECK_EQ(search.dirs[0].origin, std::string("$ASCEND_HOME_PATH/lib64"));
-  CHECK_EQ(search.dirs[1].origin, std::string("$ASCEND_OPP_PATH/lib64"));
-  CHECK(search.loader_path);
+  ASSERT_TRUE(search.dirs.size() == 2);
+  EXPECT_EQ(search.dirs[0].path, FakeDir("split/home/lib64"));
+  EXPECT_EQ(search.dirs[0].origin, std::string("$ASCEND_HOME_PATH/lib64"));
+  EXPECT_EQ(search.dirs[1].origin, std::string("$ASCEND_OPP_PATH/lib64"));
+  EXPECT_TRUE(search.loader_path);
   search.loader_path = false;  // this binary's loader path holds the complete fake
   const Cann cann = Cann::Load(search);
-  REQUIRE(cann.ok());
-  REQUIRE(cann.libraries().size() == 3);
-  CHECK_EQ(cann.libraries()[2].path, FakeDir("split/opp/lib64/libopapi_nn.so"));
+  ASSERT_TRUE(cann.ok());
+  ASSERT_TRUE(cann.libraries().size() == 3);
+  EXPECT_EQ(cann.libraries()[2].path, FakeDir("split/opp/lib64/libopapi_nn.so"));
   setenv("ASCEND_TOOLKIT_HOME", FakeDir("split/home").c_str(), 1);  // the same directory is searched once
-  CHECK_EQ(jas::ascend::SearchFromEnvironment().dirs.size(), size_t{2});
+  EXPECT_EQ(jas::ascend::SearchFromEnvironment().dirs.size(), size_t{2});
   for (const char* v : vars) unsetenv(v);
   CannSearch none = jas::ascend::SearchFromEnvironment();
   none.loader_path = false;  // this group's LD_LIBRARY_PATH holds the complete fake
-  CHECK(none.dirs.empty());
-  CHECK_EQ(none.unset, (std::vector<std::string>{"$ASCEND_TOOLKIT_HOME", "$ASCEND_HOME_PATH", "$ASCEND_OPP_PATH"}));
-  CHECK(Contains(Cann::Load(none).problem(),
-                 "$ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH, $ASCEND_OPP_PATH are unset"));
+  EXPECT_TRUE(none.dirs.empty());
+  EXPECT_EQ(none.unset,
+            (std::vector<std::string>{"$ASCEND_TOOLKIT_HOME", "$ASCEND_HOME_PATH", "$ASCEND_OPP_PATH"}));
+  EXPECT_TRUE(Contains(Cann::Load(none).problem(),
+                       "$ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH, $ASCEND_OPP_PATH are unset"));
 }
 
 TEST(ascend_loader, the_loader_path_is_searched_by_bare_name) {
   // ctest puts the complete fake on LD_LIBRARY_PATH for this group.
   const char* ld = std::getenv("LD_LIBRARY_PATH");
-  REQUIRE(ld != nullptr && Contains(ld, FakeDir("cann9/lib64")));
+  ASSERT_TRUE(ld != nullptr && Contains(ld, FakeDir("cann9/lib64")));
   const Cann cann = Cann::Load(In({}, /*loader_path=*/true));
-  CHECK_MSG(cann.ok(), cann.problem());
-  REQUIRE(cann.libraries().size() == 3);
-  CHECK_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
+  EXPECT_TRUE(cann.ok()) << cann.problem();
+  ASSERT_TRUE(cann.libraries().size() == 3);
+  EXPECT_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
 }
 
 TEST(ascend_loader, a_missing_operator_library_is_named_with_where_it_was_looked_for) {
   fake_cann::Reset();
   const Cann cann = Cann::Load(In({FakeDir("no_operator/lib64")}));
-  CHECK(!cann.ok());
-  CHECK(Contains(cann.problem(), "operator library: libopapi_nn.so or libopapi.so not found in " +
-                                     FakeDir("no_operator/lib64")));
-  CHECK(!Contains(cann.problem(), "ACL runtime"));  // the parts that are there are not blamed
-  CHECK_EQ(cann.libraries().size(), size_t{2});
-  Run r(DataType::kFloat32, {4}, {4}, {4}, cann);  // no crash: an error naming what is missing
-  CHECK(r.outcome.failure == Failure::kNoCann);
-  CHECK(Contains(r.outcome.message, "needs CANN"));
-  CHECK(Contains(r.outcome.message, "libopapi_nn.so or libopapi.so"));
-  CHECK(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kFailedPrecondition);
-  CHECK_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(!cann.ok());
+  EXPECT_TRUE(Contains(cann.problem(), "operator library: libopapi_nn.so or libopapi.so not found in " +
+                                           FakeDir("no_operator/lib64")));
+  EXPECT_TRUE(!Contains(cann.problem(), "ACL runtime"));  // the parts that are there are not blamed
+  EXPECT_EQ(cann.libraries().size(), size_t{2});
+  GlueRun r(DataType::kFloat32, {4}, {4}, {4}, cann);  // no crash: an error naming what is missing
+  EXPECT_TRUE(r.outcome.failure == Failure::kNoCann);
+  EXPECT_TRUE(Contains(r.outcome.message, "needs CANN"));
+  EXPECT_TRUE(Contains(r.outcome.message, "libopapi_nn.so or libopapi.so"));
+  EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
 }
 
 TEST(ascend_loader, a_missing_function_is_named_with_its_library) {
   const Cann cann = Cann::Load(In({FakeDir("no_phase2/lib64")}));
-  CHECK(!cann.ok());
-  CHECK(Contains(cann.problem(), FakeDir("no_phase2/lib64/libopapi_nn.so") + " has no aclnnSiluBackward"));
-  CHECK(!Contains(cann.problem(), "GetWorkspaceSize"));
+  EXPECT_TRUE(!cann.ok());
+  EXPECT_TRUE(
+      Contains(cann.problem(), FakeDir("no_phase2/lib64/libopapi_nn.so") + " has no aclnnSiluBackward"));
+  EXPECT_TRUE(!Contains(cann.problem(), "GetWorkspaceSize"));
 }
 
 TEST(ascend_loader, nothing_found_names_every_library_and_every_place) {
   const Cann cann = Cann::Load(In({FakeDir("nowhere/lib64"), FakeDir("legacy")}));
-  CHECK(!cann.ok());
-  CHECK(cann.libraries().empty());
+  EXPECT_TRUE(!cann.ok());
+  EXPECT_TRUE(cann.libraries().empty());
   for (const char* part : {"ACL runtime: libacl_rt.so or libascendcl.so", "aclnn tensor API: libnnopbase.so",
                            "operator library: libopapi_nn.so or libopapi.so"}) {
-    CHECK_MSG(Contains(cann.problem(), part), cann.problem());
+    EXPECT_TRUE(Contains(cann.problem(), part)) << cann.problem();
   }
-  CHECK(Contains(cann.problem(), FakeDir("nowhere/lib64") + " (test), " + FakeDir("legacy") + " (test)"));
-  CHECK(cann.version().empty());
+  EXPECT_TRUE(
+      Contains(cann.problem(), FakeDir("nowhere/lib64") + " (test), " + FakeDir("legacy") + " (test)"));
+  EXPECT_TRUE(cann.version().empty());
   const Cann none = Cann::Load(In({}));
-  CHECK(Contains(none.problem(), "nowhere (no directory given)"));
+  EXPECT_TRUE(Contains(none.problem(), "nowhere (no directory given)"));
 }
 
 TEST(ascend_loader, a_file_that_will_not_load_is_reported_with_the_loader_message) {
   char dir[] = "/tmp/jas_cann_XXXXXX";
-  const char* made = mkdtemp(dir);  // REQUIRE evaluates its condition twice
-  REQUIRE(made != nullptr);
+  ASSERT_TRUE(mkdtemp(dir) != nullptr);
   const std::string path = std::string(dir) + "/libnnopbase.so";
   FILE* f = std::fopen(path.c_str(), "w");
-  REQUIRE(f != nullptr);
+  ASSERT_TRUE(f != nullptr);
   std::fputs("not a shared library\n", f);
   std::fclose(f);
   const Cann cann = Cann::Load(In({dir, FakeDir("cann9/lib64")}));
-  CHECK(cann.ok());  // the next directory has a good one
-  CHECK_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
+  EXPECT_TRUE(cann.ok());  // the next directory has a good one
+  EXPECT_EQ(cann.libraries()[1].path, FakeDir("cann9/lib64/libnnopbase.so"));
   const Cann broken = Cann::Load(In({dir}));
-  CHECK(!broken.ok());
-  CHECK_MSG(Contains(broken.problem(), "[" + path + ": " + path), broken.problem());  // dlerror names the file
+  EXPECT_TRUE(!broken.ok());
+  // dlerror names the file
+  EXPECT_TRUE(Contains(broken.problem(), "[" + path + ": " + path)) << broken.problem();
   std::remove(path.c_str());
   rmdir(dir);
 }

@@ -6,7 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "cuda/executor.h"
 #include "cuda/layout.h"
 #include "cuda/silu_grad_cuda.h"
@@ -93,70 +94,70 @@ TEST(cuda_plan, same_status_codes_as_the_cpu_phase_one) {
   const jas::Status expected[] = {0, 161002, 161002, 161002, 161002, 161002, 161002, 161002};
   for (size_t i = 0; i < cases.size(); ++i) {
     const jas::Status cpu = CpuStatus(cases[i][0], cases[i][1], cases[i][2]);
-    CHECK_EQ(cpu, expected[i]);
-    CHECK_EQ(CudaPlan(cases[i][0], cases[i][1], cases[i][2]).status, cpu);
+    EXPECT_EQ(cpu, expected[i]);
+    EXPECT_EQ(CudaPlan(cases[i][0], cases[i][1], cases[i][2]).status, cpu);
   }
   uint64_t ws = 0;
   jas::SiluGradCudaExecutor* e = nullptr;
   const jas::TensorDesc d = f32.get();
-  CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(nullptr, &d, &d, &ws, &e), jas::kErrParamNullptr);
-  CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, nullptr, &e), jas::kErrParamNullptr);
-  CHECK_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(nullptr, &d, &d, &ws, &e), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, nullptr, &e), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
 }
 
 TEST(cuda_plan, contiguous_operands_take_the_flat_path_without_workspace) {
   const Plan p = CudaPlan(Desc{{2, 1, 3}}, Desc{{2, 1, 3}}, Desc{{2, 1, 3}});
-  CHECK_EQ(p.status, jas::kSuccess);
-  CHECK_EQ(p.workspace, uint64_t{0});
-  CHECK(p.plan.contiguous);
-  CHECK_EQ(p.plan.numel, int64_t{6});
-  CHECK_EQ(p.plan.rank, int64_t{2});  // the size-1 dim is dropped
-  CHECK_EQ(Strides(p.plan, 2), (Dims{3, 1}));
+  EXPECT_EQ(p.status, jas::kSuccess);
+  EXPECT_EQ(p.workspace, uint64_t{0});
+  EXPECT_TRUE(p.plan.contiguous);
+  EXPECT_EQ(p.plan.numel, int64_t{6});
+  EXPECT_EQ(p.plan.rank, int64_t{2});  // the size-1 dim is dropped
+  EXPECT_EQ(Strides(p.plan, 2), (Dims{3, 1}));
 }
 
 TEST(cuda_plan, broadcast_operands_get_stride0_dims_and_no_workspace) {
   // self broadcast: the CPU plan would precompute s'(self) into a workspace;
   // the GPU reads it through stride 0 instead.
   const Plan p = CudaPlan(Desc{{5, 7}}, Desc{{7}}, Desc{{5, 7}});
-  CHECK_EQ(p.status, jas::kSuccess);
-  CHECK_EQ(p.workspace, uint64_t{0});
-  CHECK(!p.plan.contiguous);
-  CHECK_EQ(Strides(p.plan, 0), (Dims{7, 1}));
-  CHECK_EQ(Strides(p.plan, 1), (Dims{0, 1}));
+  EXPECT_EQ(p.status, jas::kSuccess);
+  EXPECT_EQ(p.workspace, uint64_t{0});
+  EXPECT_TRUE(!p.plan.contiguous);
+  EXPECT_EQ(Strides(p.plan, 0), (Dims{7, 1}));
+  EXPECT_EQ(Strides(p.plan, 1), (Dims{0, 1}));
   const Plan q = CudaPlan(Desc{{5, 1}}, Desc{{7}}, Desc{{5, 7}});
-  CHECK_EQ(q.status, jas::kSuccess);
-  CHECK_EQ(Strides(q.plan, 0), (Dims{1, 0}));
-  CHECK_EQ(Strides(q.plan, 1), (Dims{0, 1}));
+  EXPECT_EQ(q.status, jas::kSuccess);
+  EXPECT_EQ(Strides(q.plan, 0), (Dims{1, 0}));
+  EXPECT_EQ(Strides(q.plan, 1), (Dims{0, 1}));
   const Plan scalar = CudaPlan(Desc{{5, 7}}, Desc{{}}, Desc{{5, 7}});
-  CHECK_EQ(scalar.status, jas::kSuccess);
-  CHECK_EQ(Strides(scalar.plan, 1), (Dims{0, 0}));
+  EXPECT_EQ(scalar.status, jas::kSuccess);
+  EXPECT_EQ(Strides(scalar.plan, 1), (Dims{0, 0}));
 }
 
 TEST(cuda_plan, strided_views_and_offsets_are_kept) {
   Desc x{{3, 4}, {8, 2}};
   x.offset = 5;
   const Plan p = CudaPlan(Desc{{3, 4}}, x, Desc{{3, 4}});
-  CHECK_EQ(p.status, jas::kSuccess);
-  CHECK(!p.plan.contiguous);
-  CHECK_EQ(Strides(p.plan, 1), (Dims{8, 2}));
-  CHECK_EQ(p.plan.offsets[1], int64_t{5});
+  EXPECT_EQ(p.status, jas::kSuccess);
+  EXPECT_TRUE(!p.plan.contiguous);
+  EXPECT_EQ(Strides(p.plan, 1), (Dims{8, 2}));
+  EXPECT_EQ(p.plan.offsets[1], int64_t{5});
 }
 
 TEST(cuda_plan, scalars_and_empty_tensors) {
   const Plan s = CudaPlan(Desc{{}}, Desc{{}}, Desc{{}});
-  CHECK_EQ(s.status, jas::kSuccess);
-  CHECK_EQ(s.plan.numel, int64_t{1});
-  CHECK_EQ(s.plan.rank, int64_t{1});
-  CHECK(s.plan.contiguous);
+  EXPECT_EQ(s.status, jas::kSuccess);
+  EXPECT_EQ(s.plan.numel, int64_t{1});
+  EXPECT_EQ(s.plan.rank, int64_t{1});
+  EXPECT_TRUE(s.plan.contiguous);
   const Plan e = CudaPlan(Desc{{3, 0}}, Desc{{1}}, Desc{{3, 0}});
-  CHECK_EQ(e.status, jas::kSuccess);
-  CHECK_EQ(e.plan.numel, int64_t{0});
+  EXPECT_EQ(e.status, jas::kSuccess);
+  EXPECT_EQ(e.plan.numel, int64_t{0});
   // Empty, though the other dims multiply past int64 (UBSan checks no product
   // or row-major stride is formed).
   const int64_t big = int64_t{1} << 40;
   const Plan huge = CudaPlan(Desc{{0, big, big}}, Desc{{1}}, Desc{{0, big, big}});
-  CHECK_EQ(huge.status, jas::kSuccess);
-  CHECK_EQ(huge.plan.numel, int64_t{0});
+  EXPECT_EQ(huge.status, jas::kSuccess);
+  EXPECT_EQ(huge.plan.numel, int64_t{0});
 }
 
 TEST(cuda_plan, failures_leave_the_outputs_cleared) {
@@ -167,10 +168,10 @@ TEST(cuda_plan, failures_leave_the_outputs_cleared) {
   for (const jas::TensorDesc* out : {static_cast<const jas::TensorDesc*>(nullptr), &b}) {
     uint64_t ws = 9;
     auto* e = reinterpret_cast<jas::SiluGradCudaExecutor*>(uintptr_t{0x10});
-    CHECK_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, out, &ws, &e),
-             out == nullptr ? jas::kErrParamNullptr : jas::kErrParamInvalid);
-    CHECK(e == nullptr);
-    CHECK_EQ(ws, uint64_t{0});
+    EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, out, &ws, &e),
+              out == nullptr ? jas::kErrParamNullptr : jas::kErrParamInvalid);
+    EXPECT_TRUE(e == nullptr);
+    EXPECT_EQ(ws, uint64_t{0});
   }
 }
 
@@ -192,7 +193,7 @@ int64_t BruteOffset(const Desc& d, const Dims& out_dims, const Dims& idx) {
 // is visited once, reading the inputs at the offsets NumPy broadcasting implies.
 void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   const Plan p = CudaPlan(g, x, out);
-  REQUIRE(p.status == jas::kSuccess);
+  ASSERT_TRUE(p.status == jas::kSuccess);
   const jas::cuda::Layout l = jas::cuda::MakeLayout(p.plan);
   std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
   int64_t visits = 0;
@@ -203,23 +204,23 @@ void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
       seen[o[2] + c * l.inner_strides[2]] = {o[0] + c * l.inner_strides[0], o[1] + c * l.inner_strides[1]};
     }
   }
-  CHECK_EQ(visits, p.plan.numel);
-  CHECK_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
+  EXPECT_EQ(visits, p.plan.numel);
+  EXPECT_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
   Dims idx(out.dims.size(), 0);
   for (int64_t n = 0; n < p.plan.numel; ++n) {
     const auto it = seen.find(BruteOffset(out, out.dims, idx));
-    REQUIRE(it != seen.end());
-    CHECK_EQ(it->second.first, BruteOffset(g, out.dims, idx));
-    CHECK_EQ(it->second.second, BruteOffset(x, out.dims, idx));
+    ASSERT_TRUE(it != seen.end());
+    EXPECT_EQ(it->second.first, BruteOffset(g, out.dims, idx));
+    EXPECT_EQ(it->second.second, BruteOffset(x, out.dims, idx));
     for (size_t k = idx.size(); k-- > 0;) {  // next multi-index, row-major
       if (++idx[k] < out.dims[k]) break;
       idx[k] = 0;
     }
   }
   const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
-  CHECK_EQ(s.x * s.y, jas::cuda::kThreads);
-  CHECK(s.x >= l.inner || s.x == jas::cuda::kThreads);
-  CHECK(s.blocks * s.y >= l.rows);
+  EXPECT_EQ(s.x * s.y, jas::cuda::kThreads);
+  EXPECT_TRUE(s.x >= l.inner || s.x == jas::cuda::kThreads);
+  EXPECT_TRUE(s.blocks * s.y >= l.rows);
 }
 
 TEST(cuda_plan, strided_walk_visits_each_element_once_with_broadcast_offsets) {
@@ -234,16 +235,16 @@ TEST(cuda_plan, strided_walk_visits_each_element_once_with_broadcast_offsets) {
 
 TEST(cuda_plan, launch_shapes_cover_the_work_and_stay_within_grid_limits) {
   using jas::cuda::FlatBlocks;
-  CHECK_EQ(FlatBlocks(1), int64_t{1});
-  CHECK_EQ(FlatBlocks(256), int64_t{1});
-  CHECK_EQ(FlatBlocks(257), int64_t{2});
-  CHECK_EQ(FlatBlocks(int64_t{1} << 40), jas::cuda::kMaxBlocks);  // grid-stride loop does the rest
+  EXPECT_EQ(FlatBlocks(1), int64_t{1});
+  EXPECT_EQ(FlatBlocks(256), int64_t{1});
+  EXPECT_EQ(FlatBlocks(257), int64_t{2});
+  EXPECT_EQ(FlatBlocks(int64_t{1} << 40), jas::cuda::kMaxBlocks);  // grid-stride loop does the rest
   jas::cuda::Layout l;
   l.inner = 3;
   l.rows = int64_t{1} << 40;
   const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
-  CHECK_EQ(s.x, 4);
-  CHECK_EQ(s.y, 64);
-  CHECK_EQ(s.blocks, jas::cuda::kMaxBlocks);
+  EXPECT_EQ(s.x, 4);
+  EXPECT_EQ(s.y, 64);
+  EXPECT_EQ(s.blocks, jas::cuda::kMaxBlocks);
 }
 

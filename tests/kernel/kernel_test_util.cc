@@ -8,7 +8,6 @@
 #include <numeric>
 #include <sstream>
 
-#include "check.h"
 #include "common/half.h"
 #include "thread_parallel.h"
 
@@ -263,32 +262,6 @@ Status Compute(Operand& grad_output, Operand& self, Operand& grad_input, const R
   ThreadParallel threads(options.parallel ? 1 : options.threads);
   return SiluGradRun(bytes > 0 ? workspace.data() : nullptr, bytes, executor,
                      options.parallel ? options.parallel : threads.get());
-}
-
-double CheckAgainstReference(const Operand& grad_output, const Operand& self, const Operand& grad_input,
-                             const std::string& context) {
-  const DataType t = grad_input.dtype;
-  std::vector<int> writes(static_cast<size_t>(grad_input.StorageSize()), 0);
-  double worst = 0.0;
-  ForEachIndex(grad_input.dims, [&](const Dims& idx) {
-    const int64_t o = grad_input.Locate(idx);
-    ++writes[o];
-    const double g = grad_output.Value(grad_output.Locate(idx)), x = self.Value(self.Locate(idx));
-    const double exact = g * SiluDerivative(x);
-    const double err = UlpError(grad_input.Value(o), exact, t);
-    worst = std::max(worst, err);
-    CHECK_MSG(err <= MaxUlp(t), context << ": " << DtypeName(t) << " element " << ToString(idx) << " (g " << g
-                                        << ", x " << x << ") is " << grad_input.Value(o) << ", exact " << exact
-                                        << " (" << err << " ulp)");
-  });
-  for (int64_t i = 0; i < grad_input.StorageSize(); ++i) {
-    CHECK_MSG(writes[i] <= 1, context << ": the view maps two elements to storage " << i);
-    if (writes[i] == 0) {
-      CHECK_MSG(grad_input.Bits(i) == Sentinel(t), context << ": storage element " << i
-                                                           << " outside the view was written");
-    }
-  }
-  return worst;
 }
 
 bool SameBits(const Operand& a, const Operand& b) {

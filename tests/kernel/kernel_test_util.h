@@ -97,7 +97,7 @@ Status Compute(Operand& grad_output, Operand& self, Operand& grad_input, const R
 
 // The naive check: every element of grad_input's view within MaxUlp of the
 // reference, and every other storage element (canary included) untouched.
-// Returns the largest ulp error seen.
+// Returns the largest ulp error seen. Defined in reference_check.cc.
 double CheckAgainstReference(const Operand& grad_output, const Operand& self, const Operand& grad_input,
                              const std::string& context);
 

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 
@@ -38,14 +39,14 @@ TEST(determinism, any_thread_count_and_chunk_size) {
   for (DataType t : kTypes) {
     for (Case& c : Cases(t, rng)) {
       Operand base = Contiguous(t, c.out);
-      CHECK_EQ(Compute(c.go, c.x, base), kSuccess);
+      EXPECT_EQ(Compute(c.go, c.x, base), kSuccess);
       CheckAgainstReference(c.go, c.x, base, c.name);
       for (int64_t threads : {1, 2, 3, 8}) {
         for (int64_t chunk : {1, 7, 64, 1000, 4096, 0}) {
           Operand out = RandomView(t, c.out, rng, true);  // the output layout varies too
-          CHECK_EQ(Compute(c.go, c.x, out, {Isa::kAuto, chunk, threads}), kSuccess);
-          CHECK_MSG(SameBits(base, out), DtypeName(t) << " " << c.name << ": " << threads << " threads, chunk "
-                                                      << chunk << " differs from 1 thread");
+          EXPECT_EQ(Compute(c.go, c.x, out, {Isa::kAuto, chunk, threads}), kSuccess);
+          EXPECT_TRUE(SameBits(base, out)) << DtypeName(t) << " " << c.name << ": " << threads
+                                           << " threads, chunk " << chunk << " differs from 1 thread";
         }
       }
     }
@@ -80,7 +81,7 @@ TEST(determinism, every_isa_matches_scalar_bitwise) {
   std::printf("  ISAs on this processor:");
   for (Isa isa : isas) std::printf(" %s", IsaName(isa));
   std::printf(" (auto: %s)\n", IsaName(BestIsa()));
-  CHECK(!isas.empty() && isas[0] == Isa::kScalar);
+  EXPECT_TRUE(!isas.empty() && isas[0] == Isa::kScalar);
   Rng rng(2);
   for (DataType t : kTypes) {
     int64_t n = 0;
@@ -101,11 +102,11 @@ TEST(determinism, every_isa_matches_scalar_bitwise) {
       Operand& g = path == 0 ? go_row : go;
       const Dims out_dims = path == 0 ? Dims{n} : Dims{2, n};
       Operand scalar = Contiguous(t, out_dims);
-      CHECK_EQ(Compute(g, x, scalar, {Isa::kScalar}), kSuccess);
+      EXPECT_EQ(Compute(g, x, scalar, {Isa::kScalar}), kSuccess);
       CheckAgainstReference(g, x, scalar, std::string("scalar ISA ") + DtypeName(t) + " path " + std::to_string(path));
       for (Isa isa : isas) {
         Operand out = Contiguous(t, out_dims);
-        CHECK_EQ(Compute(g, x, out, {isa, 0, 2}), kSuccess);
+        EXPECT_EQ(Compute(g, x, out, {isa, 0, 2}), kSuccess);
         int64_t differ = 0, first = -1;
         for (int64_t i = 0; i < Numel(out_dims); ++i) {
           // A NaN's sign and payload are not specified (IEEE 754 leaves them
@@ -117,10 +118,10 @@ TEST(determinism, every_isa_matches_scalar_bitwise) {
             ++differ;
           }
         }
-        CHECK_MSG(differ == 0, DtypeName(t) << " " << IsaName(isa) << " path " << path << ": " << differ
-                                            << " elements differ from scalar, first at x bits 0x" << std::hex
-                                            << x.Bits(first % n) << " g bits 0x" << g.Bits(first) << ": 0x"
-                                            << out.Bits(first) << " vs 0x" << scalar.Bits(first));
+        EXPECT_TRUE(differ == 0) << DtypeName(t) << " " << IsaName(isa) << " path " << path << ": " << differ
+                                 << " elements differ from scalar, first at x bits 0x" << std::hex
+                                 << x.Bits(first % n) << " g bits 0x" << g.Bits(first) << ": 0x"
+                                 << out.Bits(first) << " vs 0x" << scalar.Bits(first);
       }
     }
   }
@@ -141,11 +142,12 @@ TEST(determinism, short_lengths_pad_tails_identically) {
           op->offset = start;
         }
         Operand ref = Contiguous(t, {len});
-        CHECK_EQ(Compute(g, xv, ref, {Isa::kScalar}), kSuccess);
+        EXPECT_EQ(Compute(g, xv, ref, {Isa::kScalar}), kSuccess);
         for (Isa isa : SupportedIsas()) {
           Operand out = Contiguous(t, {len});
-          CHECK_EQ(Compute(g, xv, out, {isa}), kSuccess);
-          CHECK_MSG(SameBits(ref, out), DtypeName(t) << " " << IsaName(isa) << " start " << start << " len " << len);
+          EXPECT_EQ(Compute(g, xv, out, {isa}), kSuccess);
+          EXPECT_TRUE(SameBits(ref, out))
+              << DtypeName(t) << " " << IsaName(isa) << " start " << start << " len " << len;
         }
       }
     }

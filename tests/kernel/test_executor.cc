@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "alloc_counter.h"
-#include "check.h"
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 #include "thread_parallel.h"
@@ -54,22 +55,22 @@ TEST(executor, run_once_is_released_by_phase_two) {
     SiluGradExecutor* e = nullptr;
     std::vector<unsigned char> workspace(1024);
     const int64_t live = LiveAllocations();
-    CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
-    CHECK_EQ(LiveAllocations(), live + 1);
-    CHECK(ws <= workspace.size());
-    CHECK_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
-    CHECK_MSG(LiveAllocations() == live, l.name);
+    EXPECT_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
+    EXPECT_EQ(LiveAllocations(), live + 1);
+    EXPECT_TRUE(ws <= workspace.size());
+    EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
+    EXPECT_TRUE(LiveAllocations() == live) << l.name;
     CheckAgainstReference(go, x, gi, l.name);
     // With helper threads, and after a failing run.
     for (int fail = 0; fail < 2; ++fail) {
-      CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
+      EXPECT_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
       {
         ThreadParallel parallel(3);
         const Status s = fail ? SiluGradSetData(e, nullptr, x.bytes.data(), gi.bytes.data()) : kSuccess;
-        CHECK_EQ(s, kSuccess);
-        CHECK_EQ(SiluGradRun(workspace.data(), ws, e, parallel.get()), fail ? kErrParamNullptr : kSuccess);
+        EXPECT_EQ(s, kSuccess);
+        EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, parallel.get()), fail ? kErrParamNullptr : kSuccess);
       }
-      CHECK_MSG(LiveAllocations() == live, l.name << (fail ? " failed run" : " threaded run"));
+      EXPECT_TRUE(LiveAllocations() == live) << l.name << (fail ? " failed run" : " threaded run");
     }
   }
 }
@@ -80,9 +81,9 @@ TEST(executor, unrun_executor_is_destroyed_explicitly) {
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
-  CHECK_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
-  CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
-  CHECK_EQ(LiveAllocations(), live);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
+  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(LiveAllocations(), live);
 }
 
 TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
@@ -92,8 +93,8 @@ TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
     for (TensorDesc& desc : d) desc.data = nullptr;  // addresses come later
     uint64_t ws = 0;
     SiluGradExecutor* e = nullptr;
-    CHECK_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-    CHECK_EQ(SiluGradSetRepeatable(e), kSuccess);
+    EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
+    EXPECT_EQ(SiluGradSetRepeatable(e), kSuccess);
     // Every run gets buffers at new addresses (all kept alive, so none is reused).
     std::vector<std::unique_ptr<Operand>> keep;
     for (int run = 0; run < 4; ++run) {
@@ -104,27 +105,28 @@ TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
       keep.push_back(std::make_unique<Operand>(Refill(l.gi, rng, 0, true)));
       Operand& gi = *keep.back();
       std::vector<unsigned char> workspace(ws + 64);
-      CHECK_EQ(SiluGradSetData(e, go.bytes.data(), x.bytes.data(), gi.bytes.data()), kSuccess);
+      EXPECT_EQ(SiluGradSetData(e, go.bytes.data(), x.bytes.data(), gi.bytes.data()), kSuccess);
       const int64_t live = LiveAllocations();
       {
         ThreadParallel parallel(1 + run);
-        CHECK_EQ(SiluGradRun(ws ? workspace.data() + 8 * run : nullptr, ws, e, parallel.get()), kSuccess);
+        EXPECT_EQ(SiluGradRun(ws ? workspace.data() + 8 * run : nullptr, ws, e, parallel.get()), kSuccess);
       }
-      CHECK_MSG(LiveAllocations() == live, l.name << " run " << run << ": the executor must survive, nothing leak");
+      EXPECT_TRUE(LiveAllocations() == live)
+          << l.name << " run " << run << ": the executor must survive, nothing leak";
       CheckAgainstReference(go, x, gi, std::string(l.name) + " run " + std::to_string(run));
     }
     // A failed run leaves a repeatable executor usable.
-    CHECK_EQ(SiluGradSetData(e, nullptr, nullptr, nullptr), kSuccess);
-    CHECK_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);  // no data (and no workspace)
+    EXPECT_EQ(SiluGradSetData(e, nullptr, nullptr, nullptr), kSuccess);
+    EXPECT_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);  // no data (and no workspace)
     Operand go = Refill(l.go, rng, 1.0, false), x = Refill(l.x, rng, 4.0, false), gi = Refill(l.gi, rng, 0, true);
     std::vector<unsigned char> workspace(ws);
-    CHECK_EQ(SiluGradSetData(e, go.bytes.data(), x.bytes.data(), gi.bytes.data()), kSuccess);
-    if (ws > 0) CHECK_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
-    CHECK_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
+    EXPECT_EQ(SiluGradSetData(e, go.bytes.data(), x.bytes.data(), gi.bytes.data()), kSuccess);
+    if (ws > 0) EXPECT_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
+    EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
     CheckAgainstReference(go, x, gi, std::string(l.name) + " after failures");
     const int64_t live = LiveAllocations();
-    CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
-    CHECK_MSG(LiveAllocations() == live - 1, l.name << ": destroy releases the executor");
+    EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+    EXPECT_TRUE(LiveAllocations() == live - 1) << l.name << ": destroy releases the executor";
   }
 }
 

@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 #include "thread_parallel.h"
@@ -30,15 +31,15 @@ TEST(fuzz_findings, null_tensor_left_the_executor_unset) {
   uint64_t ws = 77;
   auto* const garbage = reinterpret_cast<SiluGradExecutor*>(uintptr_t{0x10});
   SiluGradExecutor* e = garbage;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&d, &d, nullptr, &ws, &e), kErrParamNullptr);
-  CHECK(e == nullptr);
-  CHECK_EQ(ws, 0u);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&d, &d, nullptr, &ws, &e), kErrParamNullptr);
+  EXPECT_TRUE(e == nullptr);
+  EXPECT_EQ(ws, 0u);
   e = garbage;
-  CHECK_EQ(SiluGradGetWorkspaceSize(nullptr, &d, &d, nullptr, &e), kErrParamNullptr);
-  CHECK(e == nullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(nullptr, &d, &d, nullptr, &e), kErrParamNullptr);
+  EXPECT_TRUE(e == nullptr);
   ws = 77;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&d, &d, &d, &ws, nullptr), kErrParamNullptr);
-  CHECK_EQ(ws, 0u);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&d, &d, &d, &ws, nullptr), kErrParamNullptr);
+  EXPECT_EQ(ws, 0u);
 }
 
 TEST(fuzz_findings, empty_tensor_whose_other_dims_overflow_was_refused) {
@@ -50,16 +51,16 @@ TEST(fuzz_findings, empty_tensor_whose_other_dims_overflow_was_refused) {
     const TensorDesc go = Desc(dims, strides, 0), x = Desc(one, one, 1), gi = Desc(dims, strides, 0);
     uint64_t ws = 1;
     SiluGradExecutor* e = nullptr;
-    CHECK_MSG(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e) == kSuccess, ToString(dims));
-    CHECK_EQ(ws, 0u);
-    CHECK_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);  // nothing to do, no data needed
+    EXPECT_TRUE(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e) == kSuccess) << ToString(dims);
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);  // nothing to do, no data needed
   }
   // Without a zero, the same dims are still refused.
   const Dims dims{big, big, 2}, strides(3, 1);
   const TensorDesc t = Desc(dims, strides, INT64_MAX);
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&t, &t, &t, &ws, &e), kErrParamInvalid);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&t, &t, &t, &ws, &e), kErrParamInvalid);
 }
 
 TEST(fuzz_findings, workspace_size_wrapped_past_two_to_the_64) {
@@ -71,16 +72,16 @@ TEST(fuzz_findings, workspace_size_wrapped_past_two_to_the_64) {
   const TensorDesc x = Desc(x_dims, x_strides, 1);  // one element, read 2^61 + 1 times
   uint64_t ws = 1;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  CHECK_EQ(ws, 0u);  // too large to precompute: the direct path needs none
-  CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+  EXPECT_EQ(ws, 0u);  // too large to precompute: the direct path needs none
+  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
   // Just below the limit the size is exact.
   const int64_t fits = (int64_t{1} << 61) - 1;
   const Dims out2{fits, 2}, x2{fits, 1};
   const TensorDesc go2 = Desc(out2, out_strides, INT64_MAX), x_2 = Desc(x2, x_strides, 1);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go2, &x_2, &go2, &ws, &e), kSuccess);
-  CHECK_EQ(ws, static_cast<uint64_t>(fits) * 8u);
-  CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go2, &x_2, &go2, &ws, &e), kSuccess);
+  EXPECT_EQ(ws, static_cast<uint64_t>(fits) * 8u);
+  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
 }
 
 TEST(fuzz_findings, chunk_size_near_int64_max_overflowed_the_chunk_count) {
@@ -94,7 +95,7 @@ TEST(fuzz_findings, chunk_size_near_int64_max_overflowed_the_chunk_count) {
                 gi = Contiguous(DataType::kFloat32, {40, 70});
         FillRandom(go, rng, 1.0);
         FillRandom(x, rng, 4.0);
-        CHECK_EQ(Compute(go, x, gi, {Isa::kAuto, chunk, threads}), kSuccess);
+        EXPECT_EQ(Compute(go, x, gi, {Isa::kAuto, chunk, threads}), kSuccess);
         CheckAgainstReference(go, x, gi, "chunk " + std::to_string(chunk) + " x" + ToString(x_dims));
       }
     }

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 
@@ -52,8 +53,8 @@ TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
       Operand go = Contiguous(t, k.g), x = Contiguous(t, k.x), gi = Contiguous(t, BroadcastShape(k.g, k.x));
       FillSentinel(gi);
       uint64_t ws = 99;
-      CHECK_MSG(Compute(go, x, gi, {}, &ws) == kSuccess, Describe(go, x, "empty"));
-      CHECK_EQ(ws, 0u);
+      EXPECT_TRUE(Compute(go, x, gi, {}, &ws) == kSuccess) << Describe(go, x, "empty");
+      EXPECT_EQ(ws, 0u);
       CheckAgainstReference(go, x, gi, Describe(go, x, "empty"));
       // No data at all, and strides that step nowhere, are fine too.
       TensorDesc d[3] = {go.Desc(), x.Desc(), gi.Desc()};
@@ -61,9 +62,10 @@ TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
       d[2].strides = wild.data();
       for (TensorDesc& desc : d) desc.data = nullptr;
       SiluGradExecutor* e = nullptr;
-      CHECK_MSG(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kSuccess, Describe(go, x, "no data"));
-      CHECK_EQ(ws, 0u);
-      CHECK_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
+      EXPECT_TRUE(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kSuccess)
+          << Describe(go, x, "no data");
+      EXPECT_EQ(ws, 0u);
+      EXPECT_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
     }
   }
   // Dims whose product overflows but contain a 0 are simply empty.
@@ -73,7 +75,7 @@ TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {
     op->dims = {0, int64_t{1} << 40, int64_t{1} << 40};
     op->null_strides = true;
   }
-  CHECK_EQ(Compute(go, x, gi), kSuccess);
+  EXPECT_EQ(Compute(go, x, gi), kSuccess);
 }
 
 TEST(layout, every_rank_from_0_to_8) {
@@ -86,7 +88,7 @@ TEST(layout, every_rank_from_0_to_8) {
       FillRandom(go, rng, 1.0);
       FillRandom(x, rng, 4.0);
       FillSentinel(gi);
-      CHECK_EQ(Compute(go, x, gi), kSuccess);
+      EXPECT_EQ(Compute(go, x, gi), kSuccess);
       CheckAgainstReference(go, x, gi, "rank " + std::to_string(rank) + " " + Describe(go, x, "contiguous"));
     }
   }
@@ -112,15 +114,15 @@ TEST(layout, strided_views_with_offsets_on_every_operand) {
       FillSentinel(gi);
       const std::string what = Describe(go, x, "strided") + " out strides " + ToString(gi.strides) + " offset " +
                                std::to_string(gi.offset);
-      CHECK_MSG(Compute(go, x, gi) == kSuccess, what);
+      EXPECT_TRUE(Compute(go, x, gi) == kSuccess) << what;
       CheckAgainstReference(go, x, gi, what);
       Operand cgo = CompactCopy(go), cx = CompactCopy(x), cgi = Contiguous(t, od);
-      CHECK_EQ(Compute(cgo, cx, cgi), kSuccess);
-      CHECK_MSG(SameBits(gi, cgi), what << ": differs from the compact layout");
+      EXPECT_EQ(Compute(cgo, cx, cgi), kSuccess);
+      EXPECT_TRUE(SameBits(gi, cgi)) << what << ": differs from the compact layout";
       ++cases;
     }
   }
-  CHECK_EQ(cases, 360);
+  EXPECT_EQ(cases, 360);
 }
 
 TEST(layout, broadcasting_through_stride_zero) {
@@ -145,11 +147,12 @@ TEST(layout, broadcasting_through_stride_zero) {
       FillRandom(x, rng, 4.0);
       FillSentinel(gi);
       uint64_t ws = 0;
-      CHECK_EQ(Compute(go, x, gi, {}, &ws), kSuccess);
+      EXPECT_EQ(Compute(go, x, gi, {}, &ws), kSuccess);
       CheckAgainstReference(go, x, gi, Describe(go, x, "broadcast"));
       // The workspace holds s'(x) (a double per element) only when x is reused.
       const bool reused = Numel(k.x) * 2 <= Numel(gi.dims);
-      CHECK_MSG(ws == (reused ? static_cast<uint64_t>(Numel(k.x)) * 8 : 0u), Describe(go, x, "workspace") << " " << ws);
+      EXPECT_TRUE(ws == (reused ? static_cast<uint64_t>(Numel(k.x)) * 8 : 0u))
+          << Describe(go, x, "workspace") << " " << ws;
       // An input given as a full-shape view with stride-0 dims is the same call.
       Operand vx = Contiguous(t, gi.dims);
       vx.bytes = x.bytes;
@@ -159,7 +162,7 @@ TEST(layout, broadcasting_through_stride_zero) {
         vx.strides[j] = (j < lead || k.x[j - lead] == 1) ? 0 : x.strides[j - lead];
       }
       Operand gi2 = Contiguous(t, gi.dims);
-      CHECK_EQ(Compute(go, vx, gi2), kSuccess);
+      EXPECT_EQ(Compute(go, vx, gi2), kSuccess);
       CheckAgainstReference(go, vx, gi2, Describe(go, vx, "stride-0 view"));
     }
   }
@@ -173,7 +176,7 @@ TEST(layout, null_strides_mean_row_major) {
     FillRandom(x, rng, 4.0);
     FillSentinel(gi);
     for (Operand* op : {&go, &x, &gi}) op->null_strides = true;
-    CHECK_EQ(Compute(go, x, gi), kSuccess);
+    EXPECT_EQ(Compute(go, x, gi), kSuccess);
     CheckAgainstReference(go, x, gi, Describe(go, x, "null strides"));
   }
 }
@@ -192,11 +195,12 @@ TEST(layout, in_place_on_either_input) {
           FillRandom(x, rng, 4.0);
           Operand expected = go;
           FillSentinel(expected);
-          CHECK_EQ(Compute(go, x, expected, {isa}), kSuccess);
+          EXPECT_EQ(Compute(go, x, expected, {isa}), kSuccess);
           Operand& target = alias == 0 ? go : x;
-          CHECK_EQ(Compute(go, x, target, {isa}), kSuccess);
-          CHECK_MSG(SameBits(target, expected), DtypeName(t) << " " << IsaName(isa) << (contiguous ? " contiguous" : "")
-                                                             << " written over input " << alias);
+          EXPECT_EQ(Compute(go, x, target, {isa}), kSuccess);
+          EXPECT_TRUE(SameBits(target, expected))
+              << DtypeName(t) << " " << IsaName(isa) << (contiguous ? " contiguous" : "")
+              << " written over input " << alias;
         }
       }
     }
@@ -217,22 +221,22 @@ TEST(layout, exact_limits_and_nan) {
           x.SetBits(i, FromFloat(t, xs[i]));
           for (int r = 0; r < rows; ++r) go.SetBits(r * n + i, FromFloat(t, gs[i]));
         }
-        CHECK_EQ(Compute(go, x, gi, {isa}), kSuccess);
+        EXPECT_EQ(Compute(go, x, gi, {isa}), kSuccess);
         for (int64_t i = 0; i < n; ++i) {
           const double gv = go.Value(i), xv = x.Value(i);
           const double out = gi.Value((rows - 1) * n + i);
           const std::string what = std::string(DtypeName(t)) + " " + IsaName(isa) + " rows " +
                                    std::to_string(rows) + " x=" + std::to_string(xv) + " g=" + std::to_string(gv);
           if (std::isnan(xv) || std::isnan(gv)) {
-            CHECK_MSG(std::isnan(out), what << " gave " << out);
+            EXPECT_TRUE(std::isnan(out)) << what << " gave " << out;
           } else if (xv == -INFINITY) {
-            CHECK_MSG(out == 0.0, what << " gave " << out);
+            EXPECT_TRUE(out == 0.0) << what << " gave " << out;
           } else if (xv == 0.0) {
-            CHECK_MSG(out == gv * 0.5, what << " gave " << out);
+            EXPECT_TRUE(out == gv * 0.5) << what << " gave " << out;
           } else if (xv >= 2e7 || xv == big) {
-            CHECK_MSG(out == gv, what << " gave " << out);  // s'(x) rounds to 1 exactly
+            EXPECT_TRUE(out == gv) << what << " gave " << out;  // s'(x) rounds to 1 exactly
           } else {
-            CHECK_MSG(UlpError(out, gv * SiluDerivative(xv), t) <= MaxUlp(t), what << " gave " << out);
+            EXPECT_TRUE(UlpError(out, gv * SiluDerivative(xv), t) <= MaxUlp(t)) << what << " gave " << out;
           }
         }
       }
@@ -259,8 +263,8 @@ TEST(layout, float32_reused_x_stays_within_4_ulp) {
       go.SetBits(n + i, pairs[i][1]);
     }
     uint64_t ws = 0;
-    CHECK_EQ(Compute(go, x, gi, {isa}, &ws), kSuccess);
-    CHECK_EQ(ws, static_cast<uint64_t>(8 * n));  // the workspace path
+    EXPECT_EQ(Compute(go, x, gi, {isa}, &ws), kSuccess);
+    EXPECT_EQ(ws, static_cast<uint64_t>(8 * n));  // the workspace path
     CheckAgainstReference(go, x, gi, std::string("reused x on ") + IsaName(isa));
   }
 }
@@ -280,16 +284,16 @@ TEST(layout, caller_float_environment_does_not_matter) {
       Operand gx = rows == 4 ? x : Contiguous(t, {1000});
       if (rows == 1) gx.bytes.assign(x.bytes.begin(), x.bytes.begin() + static_cast<long>(gx.bytes.size()));
       Operand normal = Contiguous(t, {4, 1000}), odd = Contiguous(t, {4, 1000});
-      CHECK_EQ(Compute(go, gx, normal), kSuccess);
+      EXPECT_EQ(Compute(go, gx, normal), kSuccess);
       const unsigned saved = _mm_getcsr();
       const unsigned odd_env = saved | 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*toward zero*/;
       _mm_setcsr(odd_env);
       const Status s = Compute(go, gx, odd);
       const unsigned after = _mm_getcsr();
       _mm_setcsr(saved);
-      CHECK_EQ(s, kSuccess);
-      CHECK_EQ(after, odd_env);  // the caller's settings are restored
-      CHECK_MSG(SameBits(normal, odd), DtypeName(t) << " rows " << rows);
+      EXPECT_EQ(s, kSuccess);
+      EXPECT_EQ(after, odd_env);  // the caller's settings are restored
+      EXPECT_TRUE(SameBits(normal, odd)) << DtypeName(t) << " rows " << rows;
       CheckAgainstReference(go, gx, normal, std::string("subnormal results ") + DtypeName(t));
     }
   }

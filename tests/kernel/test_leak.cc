@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "alloc_counter.h"
-#include "check.h"
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 #include "thread_parallel.h"
@@ -175,12 +176,13 @@ TEST(leak, hundred_thousand_cycles_leave_nothing_allocated) {
     const Status s = Cycle(i);
     const int k = s == kSuccess ? 0 : s == kErrParamNullptr ? 1 : s == kErrParamInvalid ? 2
                 : s == kErrInnerCreateExecutor ? 3 : -1;
-    CHECK_MSG(k >= 0, "cycle " << i << " (kind " << i % 16 << ") ended with status " << s);
+    EXPECT_TRUE(k >= 0) << "cycle " << i << " (kind " << i % 16 << ") ended with status " << s;
     if (k >= 0) ++by_status[k];
-    if (i % 997 == 0) CHECK_MSG(LiveAllocations() == live, "after cycle " << i << " (kind " << i % 16 << ")");
+    if (i % 997 == 0)
+      EXPECT_TRUE(LiveAllocations() == live) << "after cycle " << i << " (kind " << i % 16 << ")";
   }
-  CHECK_EQ(LiveAllocations(), live);
-  for (int k = 0; k < 4; ++k) CHECK_MSG(by_status[k] > 0, "no cycle ended with status kind " << k);
+  EXPECT_EQ(LiveAllocations(), live);
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(by_status[k] > 0) << "no cycle ended with status kind " << k;
   std::printf("  %lld cycles: %lld succeeded, %lld 161001, %lld 161002, %lld 561101; live operator-new blocks %lld "
               "before, %lld after\n",
               static_cast<long long>(kCycles), static_cast<long long>(by_status[0]),
@@ -189,7 +191,7 @@ TEST(leak, hundred_thousand_cycles_leave_nothing_allocated) {
               static_cast<long long>(LiveAllocations()));
 #if defined(__SANITIZE_ADDRESS__)
   const int leaks = __lsan_do_recoverable_leak_check();
-  CHECK_MSG(leaks == 0, "LeakSanitizer found leaks (reported above)");
+  EXPECT_TRUE(leaks == 0) << "LeakSanitizer found leaks (reported above)";
   if (leaks == 0) std::printf("  LeakSanitizer: no leaks\n");
 #endif
   std::fflush(stdout);

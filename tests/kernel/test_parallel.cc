@@ -4,7 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "check.h"
+#include <gtest/gtest.h>
+
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 #include "thread_parallel.h"
@@ -36,31 +37,31 @@ int64_t HelpersFor(int64_t numel, int64_t chunk_elements, int64_t rows = 1) {
   FillRandom(go, rng, 1.0);
   FillRandom(x, rng, 4.0);
   CountingParallel counting;
-  CHECK_EQ(Compute(go, x, gi, {Isa::kAuto, chunk_elements, 1, &counting.parallel}), kSuccess);
+  EXPECT_EQ(Compute(go, x, gi, {Isa::kAuto, chunk_elements, 1, &counting.parallel}), kSuccess);
   CheckAgainstReference(go, x, gi, std::to_string(numel) + " elements, chunk " + std::to_string(chunk_elements));
   return counting.scheduled;
 }
 
 TEST(parallel, small_tensors_stay_on_the_calling_thread) {
-  CHECK_EQ(HelpersFor(1, 0), 0);
-  CHECK_EQ(HelpersFor(40000, 0), 0);
-  CHECK_EQ(HelpersFor(64 * 1024 - 1, 0), 0);
+  EXPECT_EQ(HelpersFor(1, 0), 0);
+  EXPECT_EQ(HelpersFor(40000, 0), 0);
+  EXPECT_EQ(HelpersFor(64 * 1024 - 1, 0), 0);
 }
 
 TEST(parallel, large_tensors_get_every_worker) {
   // 64K elements: four default chunks, so all three workers are asked.
-  CHECK_EQ(HelpersFor(64 * 1024, 0), 3);
-  CHECK_EQ(HelpersFor(300000, 0), 3);
+  EXPECT_EQ(HelpersFor(64 * 1024, 0), 3);
+  EXPECT_EQ(HelpersFor(300000, 0), 3);
   // The s'(x) pass over a broadcast x (150000 elements) and the main pass.
-  CHECK_EQ(HelpersFor(300000, 0, 2), 6);
+  EXPECT_EQ(HelpersFor(300000, 0, 2), 6);
   // A broadcast x of 30000 elements: its s'(x) pass stays on the caller.
-  CHECK_EQ(HelpersFor(120000, 0, 4), 3);
+  EXPECT_EQ(HelpersFor(120000, 0, 4), 3);
 }
 
 TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
-  CHECK_EQ(HelpersFor(1000, 100), 3);
-  CHECK_EQ(HelpersFor(300, 100), 2);  // three chunks: two helpers
-  CHECK_EQ(HelpersFor(100, 100), 0);  // one chunk: nothing to share
+  EXPECT_EQ(HelpersFor(1000, 100), 3);
+  EXPECT_EQ(HelpersFor(300, 100), 2);  // three chunks: two helpers
+  EXPECT_EQ(HelpersFor(100, 100), 0);  // one chunk: nothing to share
 }
 
 // Real threads, default policy: a tensor just past the threshold is shared and
@@ -72,9 +73,9 @@ TEST(parallel, shared_results_match_one_thread) {
     FillRandom(go, rng, 1.0);
     FillRandom(x, rng, 4.0);
     Operand one = Contiguous(t, {3, 40000}), shared = one;
-    CHECK_EQ(Compute(go, x, one, {Isa::kAuto, 0, 1}), kSuccess);
-    CHECK_EQ(Compute(go, x, shared, {Isa::kAuto, 0, 3}), kSuccess);
-    CHECK_MSG(SameBits(one, shared), DtypeName(t) << ": 3 threads differ from 1");
+    EXPECT_EQ(Compute(go, x, one, {Isa::kAuto, 0, 1}), kSuccess);
+    EXPECT_EQ(Compute(go, x, shared, {Isa::kAuto, 0, 3}), kSuccess);
+    EXPECT_TRUE(SameBits(one, shared)) << DtypeName(t) << ": 3 threads differ from 1";
   }
 }
 
@@ -92,12 +93,13 @@ TEST(parallel, the_caller_waits_for_a_helper_still_working) {
   for (int round = 0; round < 3; ++round) {
     FillSentinel(gi);
     ThreadParallel parallel(2);
-    CHECK_EQ(Compute(go, x, gi, {Isa::kAuto, chunk, 1, parallel.get()}), kSuccess);
+    EXPECT_EQ(Compute(go, x, gi, {Isa::kAuto, chunk, 1, parallel.get()}), kSuccess);
     // Backwards: the helper writes its chunk front to back, so an early
     // return shows first at the end (a forward scan could be overtaken).
     int64_t unwritten = 0;
     for (int64_t i = 2 * chunk - 1; i >= 0; --i) unwritten += gi.Bits(i) == Sentinel(DataType::kFloat32);
-    CHECK_MSG(unwritten == 0, "round " << round << ": " << unwritten << " elements unwritten when phase 2 returned");
+    EXPECT_TRUE(unwritten == 0) << "round " << round << ": " << unwritten
+                                << " elements unwritten when phase 2 returned";
     parallel.Join();
     CheckAgainstReference(go, x, gi, "two 2^20-element chunks, round " + std::to_string(round));
   }

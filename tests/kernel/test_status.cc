@@ -2,8 +2,9 @@
 #include <cstdint>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "alloc_counter.h"
-#include "check.h"
 #include "kernel_test_util.h"
 #include "silu_grad.h"
 #include "thread_parallel.h"
@@ -27,33 +28,33 @@ Status Plan(Three& c, uint64_t* bytes = nullptr) {
   const int64_t live = LiveAllocations();
   const Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e);
   if (s == kSuccess) {
-    CHECK(e != nullptr);
-    CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
+    EXPECT_TRUE(e != nullptr);
+    EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
   } else {
-    CHECK(e == nullptr);
+    EXPECT_TRUE(e == nullptr);
   }
-  CHECK_EQ(LiveAllocations(), live);
+  EXPECT_EQ(LiveAllocations(), live);
   if (bytes != nullptr) *bytes = ws;
   return s;
 }
 
 TEST(status, names) {
-  CHECK_EQ(std::string(StatusName(kSuccess)), "ACLNN_SUCCESS");
-  CHECK_EQ(std::string(StatusName(kErrParamNullptr)), "ACLNN_ERR_PARAM_NULLPTR");
-  CHECK_EQ(std::string(StatusName(kErrParamInvalid)), "ACLNN_ERR_PARAM_INVALID");
-  CHECK_EQ(std::string(StatusName(kErrInnerCreateExecutor)), "ACLNN_ERR_INNER_CREATE_EXECUTOR");
-  CHECK_EQ(std::string(StatusName(kErrInnerNullptr)), "ACLNN_ERR_INNER_NULLPTR");
-  CHECK_EQ(std::string(StatusName(12345)), "ACLNN_ERR_UNKNOWN");
-  CHECK_EQ(kErrParamNullptr, 161001);
-  CHECK_EQ(kErrParamInvalid, 161002);
-  CHECK_EQ(kErrInnerCreateExecutor, 561101);
-  CHECK_EQ(kErrInnerNullptr, 561103);
+  EXPECT_EQ(std::string(StatusName(kSuccess)), "ACLNN_SUCCESS");
+  EXPECT_EQ(std::string(StatusName(kErrParamNullptr)), "ACLNN_ERR_PARAM_NULLPTR");
+  EXPECT_EQ(std::string(StatusName(kErrParamInvalid)), "ACLNN_ERR_PARAM_INVALID");
+  EXPECT_EQ(std::string(StatusName(kErrInnerCreateExecutor)), "ACLNN_ERR_INNER_CREATE_EXECUTOR");
+  EXPECT_EQ(std::string(StatusName(kErrInnerNullptr)), "ACLNN_ERR_INNER_NULLPTR");
+  EXPECT_EQ(std::string(StatusName(12345)), "ACLNN_ERR_UNKNOWN");
+  EXPECT_EQ(kErrParamNullptr, 161001);
+  EXPECT_EQ(kErrParamInvalid, 161002);
+  EXPECT_EQ(kErrInnerCreateExecutor, 561101);
+  EXPECT_EQ(kErrInnerNullptr, 561103);
 }
 
 TEST(status, valid_call_succeeds) {
   Three c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
-  CHECK_EQ(Plan(c), kSuccess);
-  CHECK_EQ(Compute(c.go, c.x, c.gi), kSuccess);
+  EXPECT_EQ(Plan(c), kSuccess);
+  EXPECT_EQ(Compute(c.go, c.x, c.gi), kSuccess);
 }
 
 TEST(status, null_tensor_or_out_pointer_is_161001) {
@@ -61,16 +62,16 @@ TEST(status, null_tensor_or_out_pointer_is_161001) {
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 7;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(nullptr, &x, &gi, &ws, &e), kErrParamNullptr);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, nullptr, &gi, &ws, &e), kErrParamNullptr);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, nullptr, &ws, &e), kErrParamNullptr);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, nullptr, &e), kErrParamNullptr);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, nullptr), kErrParamNullptr);
-  CHECK(e == nullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(nullptr, &x, &gi, &ws, &e), kErrParamNullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, nullptr, &gi, &ws, &e), kErrParamNullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, nullptr, &ws, &e), kErrParamNullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, nullptr, &e), kErrParamNullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, nullptr), kErrParamNullptr);
+  EXPECT_TRUE(e == nullptr);
   // Null pointers outrank other faults: a null tensor with a bad dtype elsewhere.
   TensorDesc bad = gi;
   bad.dtype = static_cast<DataType>(11);
-  CHECK_EQ(SiluGradGetWorkspaceSize(nullptr, &x, &bad, &ws, &e), kErrParamNullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(nullptr, &x, &bad, &ws, &e), kErrParamNullptr);
 }
 
 TEST(status, null_dims_with_positive_rank_is_161001) {
@@ -80,8 +81,9 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
     d[which].dims = nullptr;
     uint64_t ws = 0;
     SiluGradExecutor* e = nullptr;
-    CHECK_MSG(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kErrParamNullptr, "operand " << which);
-    CHECK(e == nullptr);
+    EXPECT_TRUE(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kErrParamNullptr)
+        << "operand " << which;
+    EXPECT_TRUE(e == nullptr);
   }
   // Rank 0 needs no dims.
   Three c = Make(DataType::kFloat16, {}, {}, {});
@@ -89,9 +91,9 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
   for (TensorDesc& t : d) t.dims = nullptr;
   uint64_t ws = 1;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-  CHECK_EQ(ws, 0u);
-  CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
+  EXPECT_EQ(ws, 0u);
+  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
 }
 
 TEST(status, null_data_at_phase_two_is_161001) {
@@ -102,9 +104,9 @@ TEST(status, null_data_at_phase_two_is_161001) {
     uint64_t ws = 0;
     SiluGradExecutor* e = nullptr;
     const int64_t live = LiveAllocations();
-    CHECK_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-    CHECK_MSG(SiluGradRun(nullptr, 0, e, nullptr) == kErrParamNullptr, "operand " << which);
-    CHECK_EQ(LiveAllocations(), live);  // the run-once executor was released anyway
+    EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
+    EXPECT_TRUE(SiluGradRun(nullptr, 0, e, nullptr) == kErrParamNullptr) << "operand " << which;
+    EXPECT_EQ(LiveAllocations(), live);  // the run-once executor was released anyway
   }
   // Data set late through SetData is fine.
   Three c = Make(DataType::kBFloat16, {4}, {4}, {4});
@@ -112,9 +114,9 @@ TEST(status, null_data_at_phase_two_is_161001) {
   for (TensorDesc& t : d) t.data = nullptr;
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-  CHECK_EQ(SiluGradSetData(e, c.go.bytes.data(), c.x.bytes.data(), c.gi.bytes.data()), kSuccess);
-  CHECK_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
+  EXPECT_EQ(SiluGradSetData(e, c.go.bytes.data(), c.x.bytes.data(), c.gi.bytes.data()), kSuccess);
+  EXPECT_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
 }
 
 TEST(status, null_workspace_of_nonzero_size_is_161001) {
@@ -123,19 +125,19 @@ TEST(status, null_workspace_of_nonzero_size_is_161001) {
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  CHECK_EQ(ws, 64u);  // a double s'(x) per element of the broadcast x
-  CHECK_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);
-  CHECK_EQ(LiveAllocations(), live);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+  EXPECT_EQ(ws, 64u);  // a double s'(x) per element of the broadcast x
+  EXPECT_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);
+  EXPECT_EQ(LiveAllocations(), live);
 }
 
 TEST(status, null_executor_is_161001) {
-  CHECK_EQ(SiluGradRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
-  CHECK_EQ(SiluGradSetRepeatable(nullptr), kErrParamNullptr);
-  CHECK_EQ(SiluGradSetData(nullptr, nullptr, nullptr, nullptr), kErrParamNullptr);
-  CHECK_EQ(SiluGradDestroyExecutor(nullptr), kErrParamNullptr);
-  CHECK_EQ(SiluGradSetIsa(nullptr, Isa::kScalar), kErrParamNullptr);
-  CHECK_EQ(SiluGradSetChunkElements(nullptr, 64), kErrParamNullptr);
+  EXPECT_EQ(SiluGradRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
+  EXPECT_EQ(SiluGradSetRepeatable(nullptr), kErrParamNullptr);
+  EXPECT_EQ(SiluGradSetData(nullptr, nullptr, nullptr, nullptr), kErrParamNullptr);
+  EXPECT_EQ(SiluGradDestroyExecutor(nullptr), kErrParamNullptr);
+  EXPECT_EQ(SiluGradSetIsa(nullptr, Isa::kScalar), kErrParamNullptr);
+  EXPECT_EQ(SiluGradSetChunkElements(nullptr, 64), kErrParamNullptr);
 }
 
 TEST(status, unsupported_dtype_is_161002) {
@@ -144,10 +146,10 @@ TEST(status, unsupported_dtype_is_161002) {
       Three c = Make(DataType::kFloat32, {3}, {3}, {3});
       Operand* ops[] = {&c.go, &c.x, &c.gi};
       for (Operand* op : ops) op->dtype = static_cast<DataType>(code);  // all alike ...
-      CHECK_MSG(Plan(c) == kErrParamInvalid, "dtype " << code << " everywhere");
+      EXPECT_TRUE(Plan(c) == kErrParamInvalid) << "dtype " << code << " everywhere";
       for (Operand* op : ops) op->dtype = DataType::kFloat32;
       ops[which]->dtype = static_cast<DataType>(code);  // ... or in one operand
-      CHECK_MSG(Plan(c) == kErrParamInvalid, "dtype " << code << " in operand " << which);
+      EXPECT_TRUE(Plan(c) == kErrParamInvalid) << "dtype " << code << " in operand " << which;
     }
   }
 }
@@ -160,7 +162,8 @@ TEST(status, mixed_dtypes_are_161002) {
         Three c = Make(a, {5}, {5}, {5});
         Operand* ops[] = {&c.go, &c.x, &c.gi};
         ops[which]->dtype = b;  // the descriptor says b; storage size is irrelevant to phase 1
-        CHECK_MSG(Plan(c) == kErrParamInvalid, DtypeName(a) << " with " << DtypeName(b) << " at " << which);
+        EXPECT_TRUE(Plan(c) == kErrParamInvalid)
+            << DtypeName(a) << " with " << DtypeName(b) << " at " << which;
       }
     }
   }
@@ -177,7 +180,7 @@ TEST(status, shapes_that_do_not_broadcast_are_161002) {
   };
   for (const auto& k : cases) {
     Three c = Make(DataType::kFloat32, k.g, k.x, k.out);
-    CHECK_MSG(Plan(c) == kErrParamInvalid, ToString(k.g) << " with " << ToString(k.x));
+    EXPECT_TRUE(Plan(c) == kErrParamInvalid) << ToString(k.g) << " with " << ToString(k.x);
   }
 }
 
@@ -195,31 +198,31 @@ TEST(status, output_shape_other_than_the_broadcast_is_161002) {
   };
   for (const auto& k : cases) {
     Three c = Make(DataType::kFloat16, k.g, k.x, k.out);
-    CHECK_MSG(Plan(c) == kErrParamInvalid,
-              ToString(k.g) << " with " << ToString(k.x) << " into " << ToString(k.out));
+    EXPECT_TRUE(Plan(c) == kErrParamInvalid)
+        << ToString(k.g) << " with " << ToString(k.x) << " into " << ToString(k.out);
   }
 }
 
 TEST(status, rank_above_eight_is_161002) {
   const Dims nine(9, 1), eight(8, 1);
   Three ok = Make(DataType::kFloat32, eight, eight, eight);
-  CHECK_EQ(Plan(ok), kSuccess);
+  EXPECT_EQ(Plan(ok), kSuccess);
   Three all = Make(DataType::kFloat32, nine, nine, nine);
-  CHECK_EQ(Plan(all), kErrParamInvalid);
+  EXPECT_EQ(Plan(all), kErrParamInvalid);
   Three g9 = Make(DataType::kFloat32, nine, eight, nine);
-  CHECK_EQ(Plan(g9), kErrParamInvalid);
+  EXPECT_EQ(Plan(g9), kErrParamInvalid);
   Three x9 = Make(DataType::kFloat32, {1}, nine, nine);
-  CHECK_EQ(Plan(x9), kErrParamInvalid);
+  EXPECT_EQ(Plan(x9), kErrParamInvalid);
   // Rank 9 with null dims is still invalid, not a null-pointer error.
   Three c = Make(DataType::kFloat32, {}, {}, {});
   TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   gi.rank = 9;
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
   gi.rank = -1;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
-  CHECK(e == nullptr);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
+  EXPECT_TRUE(e == nullptr);
 }
 
 TEST(status, negative_dims_strides_offset_or_storage_are_161002) {
@@ -234,7 +237,7 @@ TEST(status, negative_dims_strides_offset_or_storage_are_161002) {
         case 2: op->offset = -1; break;
         case 3: op->storage_numel = -1; break;
       }
-      CHECK_MSG(Plan(c) == kErrParamInvalid, "operand " << which << " field " << field);
+      EXPECT_TRUE(Plan(c) == kErrParamInvalid) << "operand " << which << " field " << field;
     }
   }
 }
@@ -250,15 +253,15 @@ TEST(status, views_past_their_storage_are_161002) {
       op->offset = 2;
       op->storage_numel = storage;  // the buffer holds 6 + kCanary elements: phase 1 reads nothing
       const Status want = storage == 9 ? kSuccess : kErrParamInvalid;
-      CHECK_MSG(Plan(c) == want, "operand " << which << ", storage " << storage);
+      EXPECT_TRUE(Plan(c) == want) << "operand " << which << ", storage " << storage;
     }
   }
   // Implied row-major strides are bounded too.
   Three c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
   c.x.null_strides = true;
-  CHECK_EQ(Plan(c), kSuccess);
+  EXPECT_EQ(Plan(c), kSuccess);
   c.x.storage_numel = 5;
-  CHECK_EQ(Plan(c), kErrParamInvalid);
+  EXPECT_EQ(Plan(c), kErrParamInvalid);
   // Element counts or extents that overflow int64 are rejected, not wrapped.
   // (2^32 * 2^32 would wrap to 0, an empty tensor.)
   Three big = Make(DataType::kFloat32, {}, {}, {});
@@ -267,21 +270,21 @@ TEST(status, views_past_their_storage_are_161002) {
     op->null_strides = true;
     op->storage_numel = INT64_MAX;
   }
-  CHECK_EQ(Plan(big), kErrParamInvalid);
+  EXPECT_EQ(Plan(big), kErrParamInvalid);
   Three far = Make(DataType::kFloat32, {3}, {3}, {3});
   far.x.strides = {int64_t{1} << 62};  // 2 steps of 2^62 pass INT64_MAX
   far.x.storage_numel = INT64_MAX;
-  CHECK_EQ(Plan(far), kErrParamInvalid);
+  EXPECT_EQ(Plan(far), kErrParamInvalid);
   far.x.strides = {1};
   far.x.offset = INT64_MAX;
-  CHECK_EQ(Plan(far), kErrParamInvalid);
+  EXPECT_EQ(Plan(far), kErrParamInvalid);
   // Huge strides that stay inside a huge storage are planned without overflow.
   Three huge = Make(DataType::kFloat32, {2, 2}, {2, 2}, {2, 2});
   huge.x.strides = {1, int64_t{1} << 62};
   huge.x.storage_numel = INT64_MAX;
   huge.gi.strides = {int64_t{1} << 61, int64_t{1} << 62};
   huge.gi.storage_numel = INT64_MAX;
-  CHECK_EQ(Plan(huge), kSuccess);
+  EXPECT_EQ(Plan(huge), kSuccess);
 }
 
 TEST(status, overlapping_output_is_161002) {
@@ -301,13 +304,13 @@ TEST(status, overlapping_output_is_161002) {
     Three c = Make(DataType::kFloat32, k.dims, k.dims, k.dims);
     c.gi.strides = k.strides;
     c.gi.storage_numel = 64;
-    CHECK_MSG(Plan(c) == k.want, "output strides " << ToString(k.strides));
+    EXPECT_TRUE(Plan(c) == k.want) << "output strides " << ToString(k.strides);
   }
   // Inputs may overlap themselves (a stride-0 view broadcasts).
   Three c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
   c.x.strides = {0, 1};
   c.go.strides = {1, 1};
-  CHECK_EQ(Plan(c), kSuccess);
+  EXPECT_EQ(Plan(c), kSuccess);
 }
 
 TEST(status, workspace_too_small_is_161002) {
@@ -318,10 +321,10 @@ TEST(status, workspace_too_small_is_161002) {
     SiluGradExecutor* e = nullptr;
     std::vector<unsigned char> workspace(64);
     const int64_t live = LiveAllocations();
-    CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-    CHECK(ws > 0 && ws <= workspace.size());
-    CHECK_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
-    CHECK_EQ(LiveAllocations(), live);
+    EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+    EXPECT_TRUE(ws > 0 && ws <= workspace.size());
+    EXPECT_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
+    EXPECT_EQ(LiveAllocations(), live);
   }
 }
 
@@ -330,15 +333,15 @@ TEST(status, bad_isa_or_chunk_size_is_161002) {
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  CHECK_EQ(SiluGradSetIsa(e, static_cast<Isa>(9)), kErrParamInvalid);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+  EXPECT_EQ(SiluGradSetIsa(e, static_cast<Isa>(9)), kErrParamInvalid);
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    CHECK_EQ(SiluGradSetIsa(e, isa), IsaSupported(isa) ? kSuccess : kErrParamInvalid);
+    EXPECT_EQ(SiluGradSetIsa(e, isa), IsaSupported(isa) ? kSuccess : kErrParamInvalid);
   }
-  CHECK_EQ(SiluGradSetChunkElements(e, 0), kErrParamInvalid);
-  CHECK_EQ(SiluGradSetChunkElements(e, -3), kErrParamInvalid);
-  CHECK_EQ(SiluGradSetChunkElements(e, 1), kSuccess);
-  CHECK_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(SiluGradSetChunkElements(e, 0), kErrParamInvalid);
+  EXPECT_EQ(SiluGradSetChunkElements(e, -3), kErrParamInvalid);
+  EXPECT_EQ(SiluGradSetChunkElements(e, 1), kSuccess);
+  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
 }
 
 TEST(status, executor_allocation_failure_is_561101) {
@@ -348,10 +351,10 @@ TEST(status, executor_allocation_failure_is_561101) {
   SiluGradExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   FailAllocation(1);
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrInnerCreateExecutor);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrInnerCreateExecutor);
   FailAllocation(0);
-  CHECK(e == nullptr);
-  CHECK_EQ(LiveAllocations(), live);
+  EXPECT_TRUE(e == nullptr);
+  EXPECT_EQ(LiveAllocations(), live);
 }
 
 TEST(status, phase_two_allocation_failure_is_561101) {
@@ -363,16 +366,16 @@ TEST(status, phase_two_allocation_failure_is_561101) {
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
-  CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  CHECK_EQ(SiluGradSetChunkElements(e, 1024), kSuccess);
+  EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+  EXPECT_EQ(SiluGradSetChunkElements(e, 1024), kSuccess);
   const int64_t live = LiveAllocations();
   {
     ThreadParallel parallel(4);
     FailAllocation(1);
-    CHECK_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kErrInnerCreateExecutor);
+    EXPECT_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kErrInnerCreateExecutor);
     FailAllocation(0);
   }
-  CHECK_EQ(LiveAllocations(), live - 1);  // the run-once executor is gone too
+  EXPECT_EQ(LiveAllocations(), live - 1);  // the run-once executor is gone too
 }
 
 TEST(status, helper_allocation_failure_still_succeeds) {
@@ -386,12 +389,12 @@ TEST(status, helper_allocation_failure_still_succeeds) {
     const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
     uint64_t ws = 0;
     SiluGradExecutor* e = nullptr;
-    CHECK_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-    CHECK_EQ(SiluGradSetChunkElements(e, 999), kSuccess);
+    EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
+    EXPECT_EQ(SiluGradSetChunkElements(e, 999), kSuccess);
     {
       ThreadParallel parallel(3);
       FailAllocation(nth);
-      CHECK_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kSuccess);
+      EXPECT_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kSuccess);
       FailAllocation(0);
     }
     CheckAgainstReference(c.go, c.x, c.gi, "allocation " + std::to_string(nth) + " failed");

@@ -20,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "check.h"
 #include "fuzz_input.h"
 #include "kernel_test_util.h"
 #include "phase1_oracle.h"
@@ -404,13 +403,6 @@ void OneCase(FuzzInput& in, std::mt19937_64& rng) {
 const Tallies& GetTallies() { return tallies; }
 
 }  // namespace jas::fuzz
-
-// kernel_test_util.cc reports through this (only CheckAgainstReference does, which is unused here).
-namespace jas::test {
-void Fail(const char* file, int line, const std::string& what) {
-  fuzz::Finding(std::string(file) + ":" + std::to_string(line) + ": " + what);
-}
-}  // namespace jas::test
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Values come from a generator seeded by the input, so a case replays exactly.
