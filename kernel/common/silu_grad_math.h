@@ -321,11 +321,17 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
   return V::Select(V::IsNan(r), V::Set(__builtin_nanf("")), r);
 }
 
-// Lanes for the general path: x < kFastLow, NaN x, and a NaN or infinite
-// grad_output (which turns grad_output*0 - x into NaN).
+// |grad_output| above which g*s'(x) (s' < 1.1) can come near float32's
+// overflow threshold: whether it rounds to the largest float or to inf then
+// depends on s'(x) to far more than float32 precision, so such lanes take
+// the general path, which computes s'(x) in double.
+inline constexpr float kHugeGrad = 0x1p127f;
+
+// Lanes for the general path: x < kFastLow, NaN x, a NaN or infinite
+// grad_output (which turns grad_output*0 - x into NaN), and a huge one.
 template <class V>
 JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
-  return V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow));
+  return V::Or(V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow)), V::Gt(V::Abs(go), V::Set(kHugeGrad)));
 }
 
 // The vectors with a lane near the root, with a tiny grad_output or off the

@@ -1,5 +1,6 @@
 // Regressions for what the fuzz target (tests/kernel/fuzz/) found, one test
 // per bug, named after it.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -99,6 +100,32 @@ TEST(fuzz_findings, chunk_size_near_int64_max_overflowed_the_chunk_count) {
         CheckAgainstReference(go, x, gi, "chunk " + std::to_string(chunk) + " x" + ToString(x_dims));
       }
     }
+  }
+}
+
+TEST(fuzz_findings, huge_gradient_near_float32_overflow_became_inf) {
+  // g = 3.4e38 and x = 9.197 give g*s'(x) = 3.4028236e38, which rounds to
+  // the largest float32; the fast path's s'(x), a few float32 ulp off, put
+  // the product past the overflow threshold. Huge gradients now take the
+  // general path (s'(x) in double).
+  const int64_t n = 4096;
+  Operand g = Contiguous(DataType::kFloat32, {n}), x = Contiguous(DataType::kFloat32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    g.SetBits(i, FromFloat(DataType::kFloat32, 339999995214436424907732413799364296704.0f));
+    x.SetBits(i, FromFloat(DataType::kFloat32, 9.19f + 0.01f * static_cast<float>(i) / n));
+  }
+  for (Isa isa : SupportedIsas()) {
+    Operand out = Contiguous(DataType::kFloat32, {n});
+    ASSERT_TRUE(Compute(g, x, out, {isa}) == kSuccess);
+    int64_t finite = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double exact = g.Value(i) * SiluDerivative(x.Value(i));
+      finite += std::isfinite(out.Value(i));
+      EXPECT_TRUE(UlpError(out.Value(i), exact, DataType::kFloat32) <= MaxUlp(DataType::kFloat32))
+          << IsaName(isa) << ": x " << x.Value(i) << " gives " << out.Value(i) << ", exact " << exact;
+    }
+    // The sweep crosses the overflow threshold: both sides must be present.
+    EXPECT_TRUE(finite > 0 && finite < n) << IsaName(isa) << ": " << finite << " finite results";
   }
 }
 
