@@ -26,14 +26,14 @@ xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator 
   const xffi::AnyBuffer* buffers[3] = {&grad_output, &self, &(*grad_input)};
   ascend::Operand ops[3];
   for (int i = 0; i < 3; ++i) {
-    ops[i].dtype = KernelType(buffers[i]->element_type());
-    if (!IsSupported(ops[i].dtype)) {
-      return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes float32, float16 or "
-                                          "bfloat16; got " + OperandsString(grad_output, self, *grad_input));
+    const TensorDesc d = Describe(*buffers[i]);
+    if (!IsSupported(d.dtype)) {
+      std::string names;
+      for (const DtypeInfo& t : kDtypes) names += std::string(names.empty() ? "" : ", ") + t.name;
+      return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes " + names + "; got " +
+                                          OperandsString(grad_output, self, *grad_input));
     }
-    ops[i].rank = static_cast<int64_t>(buffers[i]->dimensions().size());
-    ops[i].dims = buffers[i]->dimensions().begin();
-    ops[i].data = buffers[i]->untyped_data();
+    ops[i] = {d.dtype, d.rank, d.dims, d.data};
   }
   const ascend::WorkspaceSource workspace{&scratch, &AllocateFromScratch};
   return ascend::ToFfiError(
