@@ -1,10 +1,10 @@
 # The Ascend backend, built everywhere: no CANN toolkit is needed to build it.
-# ffi/ascend/cann.h declares the part of CANN it uses; ffi/ascend/cann_loader.cc
+# kernel/ascend/cann.h declares the part of CANN it uses; kernel/ascend/cann_loader.cc
 # opens CANN's libraries at run time and looks each function up by name;
-# ffi/ascend/glue.cc builds the aclTensor views and runs the two phases; the
+# kernel/ascend/glue.cc builds the aclTensor views and runs the two phases; the
 # _silu_grad_ascend module carries the "ASCEND" FFI handler.
-add_library(jas_ascend_glue STATIC ffi/ascend/glue.cc ffi/ascend/cann_loader.cc)
-target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ffi)
+add_library(jas_ascend_glue STATIC kernel/ascend/glue.cc kernel/ascend/cann_loader.cc)
+target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/kernel)
 target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${CMAKE_DL_LIBS})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
@@ -28,7 +28,7 @@ endif()
 if(JAX_ASCEND_SILU_TESTS)
   add_library(jas_fake_cann SHARED tests/ascend_fake/fake_cann.cc)
   target_include_directories(jas_fake_cann PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/tests/ascend_fake
-                                                  ${CMAKE_CURRENT_SOURCE_DIR}/ffi)
+                                                  ${CMAKE_CURRENT_SOURCE_DIR}/kernel)
   target_link_libraries(jas_fake_cann PRIVATE jas_kernel)
   target_link_options(jas_fake_cann PRIVATE -Wl,--exclude-libs,ALL)  # export the fake's API, not the kernel's
   set(JAS_FAKE_CANN_ROOT ${CMAKE_BINARY_DIR}/ascend_fake)

@@ -7,7 +7,7 @@
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 #define JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
 
-#include "glue.h"
+#include "ascend/glue.h"
 #include "tensor_desc.h"
 #include "xla/ffi/api/ffi.h"
 

@@ -4,10 +4,10 @@
 // scratch allocator. Registered for platform "ASCEND".
 #include <string>
 
-#include "cann.h"
-#include "cann_loader.h"
+#include "ascend/cann.h"
+#include "ascend/cann_loader.h"
 #include "error.h"
-#include "glue.h"
+#include "ascend/glue.h"
 #include "handlers.h"
 #include "tensor_desc.h"
 #include "workspace.h"

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cann_loader.h"
+#include "ascend/cann_loader.h"
 #include "module.h"
 
 namespace nb = nanobind;

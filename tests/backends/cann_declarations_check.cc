@@ -1,4 +1,4 @@
-// Compile-time proof that ffi/ascend/cann.h (this package's own declarations
+// Compile-time proof that kernel/ascend/cann.h (this package's own declarations
 // of CANN) matches CANN's real headers. Built only by .ci/run, which downloads
 // the torch-npu wheel from PyPI (it ships CANN's ACL headers and op-plugin's
 // op_api_common_base.h), takes its torch_npu/include/acl/ headers and the

@@ -1,5 +1,5 @@
 // The Ascend path against the FAKE CANN of tests/ascend_fake, opened at run
-// time by the package's own loader (ffi/ascend/cann_loader.h) exactly as a real
+// time by the package's own loader (kernel/ascend/cann_loader.h) exactly as a real
 // install is. Host memory stands in for device memory and the fake operator
 // runs this package's CPU kernel. Checks the run-time search (installs of
 // every layout, half-installed ones, unloadable files), the aclTensor views

@@ -5,14 +5,14 @@
 // tests drive this function directly against the fake CANN of
 // tests/ascend_fake (loaded the same way), since XLA cannot call an "ASCEND"
 // handler without an Ascend PJRT plugin.
-#ifndef JAX_ASCEND_SILU_FFI_ASCEND_GLUE_H_
-#define JAX_ASCEND_SILU_FFI_ASCEND_GLUE_H_
+#ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_GLUE_H_
+#define JAX_ASCEND_SILU_KERNEL_ASCEND_GLUE_H_
 
 #include <cstdint>
 #include <string>
 
-#include "cann.h"
-#include "cann_loader.h"
+#include "ascend/cann.h"
+#include "ascend/cann_loader.h"
 #include "silu_grad.h"
 
 namespace jas::ascend {
@@ -73,4 +73,4 @@ std::string StatusLabel(cann::aclnnStatus status);
 
 }  // namespace jas::ascend
 
-#endif  // JAX_ASCEND_SILU_FFI_ASCEND_GLUE_H_
+#endif  // JAX_ASCEND_SILU_KERNEL_ASCEND_GLUE_H_

@@ -6,13 +6,13 @@
 // version and a machine without CANN imports and runs everything else.
 // Whatever is missing -- a library, a function -- becomes a message, never a
 // crash.
-#ifndef JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_
-#define JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_
+#ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
+#define JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 
 #include <string>
 #include <vector>
 
-#include "cann.h"
+#include "ascend/cann.h"
 
 namespace jas::ascend {
 
@@ -96,4 +96,4 @@ const Cann& ProcessCann();
 
 }  // namespace jas::ascend
 
-#endif  // JAX_ASCEND_SILU_FFI_ASCEND_CANN_LOADER_H_
+#endif  // JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_

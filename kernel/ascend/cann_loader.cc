@@ -1,5 +1,5 @@
 // Finding CANN at run time: see cann_loader.h.
-#include "cann_loader.h"
+#include "ascend/cann_loader.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -1,5 +1,5 @@
 // The Ascend glue: see glue.h.
-#include "glue.h"
+#include "ascend/glue.h"
 
 #include <algorithm>
 #include <cstring>

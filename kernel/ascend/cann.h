@@ -8,8 +8,8 @@
 // tests/backends/cann_declarations_check.cc compares every item below with
 // the ACL headers and op-plugin typedefs of the torch-npu wheel, and a
 // mismatch fails CI.
-#ifndef JAX_ASCEND_SILU_FFI_ASCEND_CANN_H_
-#define JAX_ASCEND_SILU_FFI_ASCEND_CANN_H_
+#ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_H_
+#define JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -78,4 +78,4 @@ using aclsysGetCANNVersionFn = aclError(aclCANNPackageName name, aclCANNPackageV
 
 }  // namespace jas::cann
 
-#endif  // JAX_ASCEND_SILU_FFI_ASCEND_CANN_H_
+#endif  // JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_H_
