@@ -1,7 +1,8 @@
 // The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (shapes,
 // and aclnn parameter codes, which StatusToError maps as for every backend)
 // are InvalidArgument, a workspace XLA could not provide is ResourceExhausted,
-// a missing or incomplete CANN is FailedPrecondition, everything else Internal.
+// a missing or incomplete CANN and a thread with no current ACL context are
+// FailedPrecondition, everything else Internal.
 // The message (call, status code and name, CANN's aclGetRecentErrMsg()) is kept
 // whole.
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
@@ -22,6 +23,7 @@ inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
     case Failure::kShapes:
       return Error::InvalidArgument(outcome.message);
     case Failure::kNoCann:
+    case Failure::kNoContext:
       return Error(ErrorCode::kFailedPrecondition, outcome.message);
     case Failure::kWorkspace:
       return Error(ErrorCode::kResourceExhausted, outcome.message);

@@ -19,6 +19,11 @@ namespace jas::cann {
 // acl/acl_base_rt.h
 using aclError = int;            // 0 is success
 using aclrtStream = void*;
+using aclrtContext = void*;
+// The aclError values this package names (acl/acl_base_rt.h, acl/error_codes/rt_error_codes.h).
+inline constexpr aclError kAclErrorInvalidParam = 100000;     // ACL_ERROR_INVALID_PARAM
+inline constexpr aclError kAclErrorRtInvalidDeviceId = 107001;  // ACL_ERROR_RT_INVALID_DEVICEID
+inline constexpr aclError kAclErrorRtContextNull = 107002;    // ACL_ERROR_RT_CONTEXT_NULL: no current context
 // Only the values used here; CANN's enums hold many more (and -1 for
 // "undefined", which makes their underlying type int).
 enum aclDataType : int {
@@ -42,7 +47,7 @@ using aclCreateTensorFn = aclTensor*(const int64_t* viewDims, uint64_t viewDimsN
                                      const int64_t* stride, int64_t offset, aclFormat format,
                                      const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData);
 using aclDestroyTensorFn = aclnnStatus(const aclTensor* tensor);
-// Releases an executor whose phase 2 will not run (CANN 8.5 and later).
+// Releases an executor whose phase 2 will not run (documented since CANN 8.0).
 using aclDestroyAclOpExecutorFn = aclnnStatus(aclOpExecutor* executor);
 
 // aclnnop/aclnn_silu_backward.h (the operator library: libopapi_nn, or libopapi up to CANN 8.3)
@@ -57,7 +62,16 @@ using aclnnSiluBackwardFn = aclnnStatus(void* workspace, uint64_t workspaceSize,
 
 // acl/acl_rt.h, acl/acl_base_rt.h (libascendcl; libacl_rt from CANN 9)
 using aclGetRecentErrMsgFn = const char*();  // this thread's last CANN error message, or null
-using aclrtGetSocNameFn = const char*();      // "Ascend910B3", "Ascend950PR_9589", ...; null before aclInit
+using aclrtGetSocNameFn = const char*();      // "Ascend910B3", "Ascend950PR_9589", ...; null when unknown
+// The context current on the calling thread; ACL_ERROR_RT_CONTEXT_NULL when there is none.
+using aclrtGetCurrentContextFn = aclError(aclrtContext* context);
+// The device of the calling thread's current context.
+using aclrtGetDeviceFn = aclError(int32_t* deviceId);
+// acl/acl_rt.h: a device attribute. CANN's enum has no negative value: unsigned int.
+enum aclrtDevAttr : unsigned int {
+  ACL_DEV_ATTR_NPU_ARCH = 601,  // the device's NpuArch (2201, 3510, ...); refused by runtimes that predate it
+};
+using aclrtGetDeviceInfoFn = aclError(uint32_t deviceId, aclrtDevAttr attr, int64_t* value);
 // Version of an installed CANN package ("runtime", ...); reads ASCEND_HOME_PATH.
 using aclsysGetVersionStrFn = aclError(char* pkgName, char* versionStr);
 inline constexpr size_t kPkgVersionMaxSize = 128;  // ACL_PKG_VERSION_MAX_SIZE: versionStr's size

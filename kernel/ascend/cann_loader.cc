@@ -1,12 +1,16 @@
 // Finding CANN at run time: see cann_loader.h.
 #include "ascend/cann_loader.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,42 +36,111 @@ std::string OpenedPath(void* handle, const std::string& fallback) {
   return fallback;
 }
 
+// One file to try for a role: a path, or a bare name for the loader's own search.
+struct Candidate {
+  std::string name;    // "libopapi_nn.so"
+  std::string target;  // what dlopen is given
+  std::string origin;  // for CannLibrary::origin
+};
+
 struct Role {
   const char* role;
-  std::vector<const char*> names;  // in order of preference
+  std::vector<const char*> names;  // in order of preference (the operator's: see OperatorCandidates)
   const char* probe;               // a function the right library must have
 };
 
-// The first of `role.names` that opens and has `role.probe`, searching each
-// directory and then the loader path; *tried collects why the others failed.
-void* Find(const Role& role, const CannSearch& search, CannLibrary* found, std::vector<std::string>* tried) {
-  auto attempt = [&](const char* name, const std::string& target, const std::string& where) -> void* {
-    void* handle = dlopen(target.c_str(), kOpenFlags);
-    if (handle == nullptr) {
-      const std::string error = LastDlError();
-      // Absent from the loader path is what the summary says already.
-      if (error.find("No such file or directory") == std::string::npos || target.find('/') != std::string::npos) {
-        tried->push_back(where + ": " + error);
-      }
-      return nullptr;
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// torch_npu skips a custom operator library owned by someone else than this
+// user (root's files excepted for other users), and a root process skips
+// other users' files: a writable-by-others library would run their code.
+bool OwnedAcceptably(const std::string& path, std::string* why) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return false;
+  const uid_t me = getuid();
+  if (st.st_uid == me || (me != 0 && st.st_uid == 0)) return true;
+  *why = path + " is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " + std::to_string(me) +
+         ")" + (me != 0 ? " or root" : "") + ": skipped, as torch_npu skips it";
+  return false;
+}
+
+// libopapi_*.so in `dir`, in name order (torch_npu takes directory order,
+// which no file system promises).
+std::vector<std::string> PerRepositoryLibraries(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    struct stat st {};
+    if (name.size() > 12 && name.compare(0, 9, "libopapi_") == 0 && name.compare(name.size() - 3, 3, ".so") == 0 &&
+        stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      names.push_back(name);
     }
-    if (dlsym(handle, role.probe) == nullptr) {
-      tried->push_back(OpenedPath(handle, target) + " has no " + role.probe);
-      dlclose(handle);
-      return nullptr;
-    }
-    *found = CannLibrary{role.role, name, OpenedPath(handle, target)};
-    return handle;
-  };
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<Candidate> Candidates(const Role& role, const CannSearch& search) {
+  std::vector<Candidate> out;
   for (const char* name : role.names) {
     for (const CannSearch::Dir& dir : search.dirs) {
       const std::string path = dir.path + "/" + name;
-      if (access(path.c_str(), F_OK) != 0) continue;  // absent here: only the summary names the directory
-      if (void* h = attempt(name, path, path)) return h;
+      if (Exists(path)) out.push_back({name, path, dir.origin});  // absent: only the summary names the directory
     }
-    if (search.loader_path) {
-      if (void* h = attempt(name, name, std::string(name) + " on the loader path")) return h;
+    if (search.loader_path) out.push_back({name, name, "the loader path"});
+  }
+  return out;
+}
+
+constexpr const char* kCustomOperatorLibrary = "libcust_opapi.so";
+
+std::vector<Candidate> OperatorCandidates(const CannSearch& search, std::vector<std::string>* tried) {
+  std::vector<Candidate> out;
+  for (const CannSearch::Dir& dir : search.custom_operator_dirs) {
+    const std::string path = dir.path + "/" + kCustomOperatorLibrary;
+    std::string why;
+    if (!Exists(path)) continue;
+    if (OwnedAcceptably(path, &why)) {
+      out.push_back({kCustomOperatorLibrary, path, dir.origin});
+    } else {
+      tried->push_back(why);
     }
+  }
+  for (const CannSearch::Dir& dir : search.dirs) {
+    for (const std::string& name : PerRepositoryLibraries(dir.path)) out.push_back({name, dir.path + "/" + name, dir.origin});
+    if (Exists(dir.path + "/libopapi.so")) out.push_back({"libopapi.so", dir.path + "/libopapi.so", dir.origin});
+  }
+  if (search.loader_path) {
+    for (const char* name : {"libopapi_nn.so", "libopapi.so"}) out.push_back({name, name, "the loader path"});
+  }
+  return out;
+}
+
+// The first candidate that opens and has `role.probe`; *tried collects why
+// the others failed.
+void* Find(const Role& role, const std::vector<Candidate>& candidates, CannLibrary* found,
+           std::vector<std::string>* tried) {
+  for (const Candidate& c : candidates) {
+    const bool bare = c.target.find('/') == std::string::npos;
+    void* handle = dlopen(c.target.c_str(), kOpenFlags);
+    if (handle == nullptr) {
+      const std::string error = LastDlError();
+      // Absent from the loader path is what the summary says already.
+      if (!bare || error.find("No such file or directory") == std::string::npos) {
+        tried->push_back((bare ? c.name + " on the loader path" : c.target) + ": " + error);
+      }
+      continue;
+    }
+    if (dlsym(handle, role.probe) == nullptr) {
+      tried->push_back(OpenedPath(handle, c.target) + " has no " + role.probe);
+      dlclose(handle);
+      continue;
+    }
+    *found = CannLibrary{role.role, c.name, OpenedPath(handle, c.target), c.origin};
+    return handle;
   }
   return nullptr;
 }
@@ -78,8 +151,11 @@ std::string Join(const std::vector<std::string>& parts, const char* sep) {
   return s;
 }
 
-std::string WhereSearched(const CannSearch& search) {
+std::string WhereSearched(const CannSearch& search, bool custom) {
   std::vector<std::string> where;
+  if (custom) {
+    for (const CannSearch::Dir& dir : search.custom_operator_dirs) where.push_back(dir.path + " (" + dir.origin + ")");
+  }
   for (const CannSearch::Dir& dir : search.dirs) where.push_back(dir.path + " (" + dir.origin + ")");
   if (search.loader_path) where.emplace_back("the loader path (LD_LIBRARY_PATH, ld.so.cache)");
   std::string s = where.empty() ? "nowhere (no directory given)" : Join(where, ", ");
@@ -96,13 +172,55 @@ bool Lookup(void* handle, const char* name, Fn** out) {
 
 }  // namespace
 
+std::vector<CannSearch::Dir> VendorOperatorDirs(const std::string& opp_path) {
+  std::vector<CannSearch::Dir> dirs;
+  const std::string vendors = opp_path + "/vendors";
+  std::ifstream config(vendors + "/config.ini");
+  static constexpr char kKey[] = "load_priority=";
+  std::string line;
+  bool found = false;
+  while (!found && std::getline(config, line)) found = line.compare(0, sizeof kKey - 1, kKey) == 0;
+  if (!found) return dirs;
+  line.erase(0, sizeof kKey - 1);
+  size_t begin = 0;
+  while (begin <= line.size()) {
+    const size_t end = std::min(line.find(',', begin), line.size());
+    const std::string name = line.substr(begin, end - begin);
+    if (!name.empty()) {
+      dirs.push_back({vendors + "/" + name + "/op_api/lib",
+                      "vendor " + name + " of $ASCEND_OPP_PATH/vendors/config.ini"});
+    }
+    begin = end + 1;
+  }
+  return dirs;
+}
+
 CannSearch SearchFromEnvironment() {
   CannSearch search;
-  for (const char* var : {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"}) {
+  auto get = [&](const char* var) -> const char* {
     const char* value = std::getenv(var);
-    if (value == nullptr || *value == '\0') {
-      search.unset.push_back(std::string("$") + var);
-      continue;
+    if (value != nullptr && *value != '\0') return value;
+    search.unset.push_back(std::string("$") + var);
+    return nullptr;
+  };
+  // An option, not part of an install: never reported as unset.
+  if (const char* custom = std::getenv("ASCEND_CUSTOM_OPP_PATH")) {
+    const std::string entries = custom;
+    size_t begin = 0;
+    while (begin <= entries.size()) {
+      const size_t end = std::min(entries.find(':', begin), entries.size());
+      const std::string entry = entries.substr(begin, end - begin);
+      if (!entry.empty()) {
+        search.custom_operator_dirs.push_back({entry + "/op_api/lib", "$ASCEND_CUSTOM_OPP_PATH entry " + entry});
+      }
+      begin = end + 1;
+    }
+  }
+  for (const char* var : {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"}) {
+    const char* value = get(var);
+    if (value == nullptr) continue;
+    if (std::strcmp(var, "ASCEND_OPP_PATH") == 0) {
+      for (CannSearch::Dir& d : VendorOperatorDirs(value)) search.custom_operator_dirs.push_back(std::move(d));
     }
     const std::string dir = std::string(value) + "/lib64";
     bool seen = false;
@@ -135,17 +253,20 @@ Cann Cann::Load(const CannSearch& search) {
   const Role roles[3] = {
       {"ACL runtime", {"libacl_rt.so", "libascendcl.so"}, "aclGetRecentErrMsg"},
       {"aclnn tensor API", {"libnnopbase.so"}, "aclCreateTensor"},
-      {"operator library", {"libopapi_nn.so", "libopapi.so"}, "aclnnSiluBackwardGetWorkspaceSize"},
+      {"operator library", {"libcust_opapi.so", "libopapi_*.so", "libopapi.so"}, "aclnnSiluBackwardGetWorkspaceSize"},
   };
   void* handles[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < 3; ++i) {
     CannLibrary found;
     std::vector<std::string> tried;
-    handles[i] = Find(roles[i], search, &found, &tried);
+    const bool op = i == 2;
+    const std::vector<Candidate> candidates = op ? OperatorCandidates(search, &tried) : Candidates(roles[i], search);
+    handles[i] = Find(roles[i], candidates, &found, &tried);
     if (handles[i] == nullptr) {
       std::vector<std::string> names(roles[i].names.begin(), roles[i].names.end());
-      std::string line = std::string(roles[i].role) + ": " + Join(names, " or ") + " not found in " +
-                         WhereSearched(search);
+      std::string line = std::string(roles[i].role) + ": " +
+                         (op ? "aclnnSiluBackwardGetWorkspaceSize in " + Join(names, ", ") : Join(names, " or ")) +
+                         " not found in " + WhereSearched(search, op);
       if (!tried.empty()) line += " [" + Join(tried, "; ") + "]";
       missing.push_back(line);
       continue;
@@ -157,24 +278,28 @@ Cann Cann::Load(const CannSearch& search) {
   // Each function by name, in the library that documents it.
   auto require = [&](int lib, const char* name, auto** out) {
     if (handles[lib] != nullptr && !Lookup(handles[lib], name, out)) {
-      missing.push_back(std::string(roles[lib].role) + ": " + OpenedPath(handles[lib], roles[lib].names[0]) +
-                        " has no " + name);
+      missing.push_back(std::string(roles[lib].role) + ": " + OpenedPath(handles[lib], "?") + " has no " + name);
     }
   };
   CannApi& api = cann.api_;
   require(0, "aclGetRecentErrMsg", &api.aclGetRecentErrMsg);
+  require(0, "aclrtGetCurrentContext", &api.aclrtGetCurrentContext);
+  require(0, "aclrtGetDevice", &api.aclrtGetDevice);
   require(1, "aclCreateTensor", &api.aclCreateTensor);
   require(1, "aclDestroyTensor", &api.aclDestroyTensor);
   require(2, "aclnnSiluBackwardGetWorkspaceSize", &api.aclnnSiluBackwardGetWorkspaceSize);
   require(2, "aclnnSiluBackward", &api.aclnnSiluBackward);
   if (handles[1] != nullptr && !Lookup(handles[1], "aclDestroyAclOpExecutor", &api.aclDestroyAclOpExecutor)) {
-    cann.notes_.push_back("aclDestroyAclOpExecutor not found (CANN before 8.5): an executor whose phase 2 "
-                          "cannot run (no workspace) is leaked, one per such call");
+    cann.notes_.push_back("aclDestroyAclOpExecutor not found (it is documented since CANN 8.0): an executor "
+                          "whose phase 2 cannot run (no workspace) is leaked, one per such call");
   }
   if (handles[0] != nullptr) {
-    if (!Lookup(handles[0], "aclrtGetSocName", &api.aclrtGetSocName)) {
-      cann.notes_.push_back("aclrtGetSocName not found: broadcast operands are always passed as stride-0 "
-                            "views, which CANN copies into its workspace");
+    const bool device_info = Lookup(handles[0], "aclrtGetDeviceInfo", &api.aclrtGetDeviceInfo);
+    const bool soc_name = Lookup(handles[0], "aclrtGetSocName", &api.aclrtGetSocName);
+    if (!device_info && !soc_name) {
+      cann.notes_.push_back("neither aclrtGetDeviceInfo nor aclrtGetSocName found: the chip is unknown, so "
+                            "broadcast operands are always passed as stride-0 views, which CANN copies into its "
+                            "workspace");
     }
     Lookup(handles[0], "aclsysGetVersionStr", &api.aclsysGetVersionStr);
     Lookup(handles[0], "aclsysGetCANNVersion", &api.aclsysGetCANNVersion);
@@ -203,6 +328,13 @@ Cann Cann::Load(const CannSearch& search) {
     cann.version_note_ = "this ACL runtime has neither aclsysGetVersionStr nor aclsysGetCANNVersion";
   }
   return cann;
+}
+
+const CannLibrary* Cann::operator_library() const {
+  for (const CannLibrary& lib : libraries_) {
+    if (lib.role == "operator library") return &lib;
+  }
+  return nullptr;
 }
 
 const Cann& ProcessCann() {

@@ -1,11 +1,18 @@
 // Finding CANN at run time. Nothing of CANN is linked: the ACL runtime
 // (libacl_rt, or libascendcl before CANN 9), the aclnn tensor API
-// (libnnopbase) and the operator library (libopapi_nn from CANN 8.5, else
-// libopapi) are opened with dlopen when first needed, and each function is
-// looked up by name (as torch_npu does), so one build serves every CANN
-// version and a machine without CANN imports and runs everything else.
-// Whatever is missing -- a library, a function -- becomes a message, never a
-// crash.
+// (libnnopbase) and the library providing aclnnSiluBackward are opened with
+// dlopen when first needed, and each function is looked up by name, so one
+// build serves every CANN version and a machine without CANN imports and runs
+// everything else. Whatever is missing -- a library, a function -- becomes a
+// message, never a crash.
+//
+// The operator is looked for in torch_npu's order (op-plugin's
+// GetOpApiFuncAddr), so a custom aclnnSiluBackward a user installed for
+// torch_npu is the one used here too: custom operator packages first (each
+// entry of $ASCEND_CUSTOM_OPP_PATH, then each vendor of load_priority in
+// $ASCEND_OPP_PATH/vendors/config.ini: <dir>/op_api/lib/libcust_opapi.so),
+// then the per-repository libraries libopapi_*.so of CANN's lib64 (libopapi_nn
+// from CANN 8.5), then libopapi.so.
 #ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 #define JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 
@@ -24,38 +31,57 @@ struct CannApi {
   cann::aclnnSiluBackwardGetWorkspaceSizeFn* aclnnSiluBackwardGetWorkspaceSize = nullptr;
   cann::aclnnSiluBackwardFn* aclnnSiluBackward = nullptr;
   cann::aclGetRecentErrMsgFn* aclGetRecentErrMsg = nullptr;
-  // Optional. Without it (before CANN 8.5) an executor whose phase 2 does
+  // The runtime's preconditions: a current context, and its device.
+  cann::aclrtGetCurrentContextFn* aclrtGetCurrentContext = nullptr;
+  cann::aclrtGetDeviceFn* aclrtGetDevice = nullptr;
+  // Optional. Without it (a CANN before 8.0) an executor whose phase 2 does
   // not run cannot be released: one executor leaks per such call.
   cann::aclDestroyAclOpExecutorFn* aclDestroyAclOpExecutor = nullptr;
-  // Optional. Without it the operator is assumed not to broadcast (stride-0
-  // views are handed over, which every chip accepts).
+  // Optional: the chip class of the current device, from its NpuArch
+  // (aclrtGetDeviceInfo) or else its SoC name. Without either the operator is
+  // assumed not to broadcast (stride-0 views are handed over, which every
+  // chip accepts).
+  cann::aclrtGetDeviceInfoFn* aclrtGetDeviceInfo = nullptr;
   cann::aclrtGetSocNameFn* aclrtGetSocName = nullptr;
   // Optional, for reporting the version only.
   cann::aclsysGetVersionStrFn* aclsysGetVersionStr = nullptr;
   cann::aclsysGetCANNVersionFn* aclsysGetCANNVersion = nullptr;
 };
 
-// Where the libraries are looked for: each directory in order, then (when
-// `loader_path`) the dynamic loader's own search by bare name
-// (LD_LIBRARY_PATH, the caller's RUNPATH, ld.so.cache, the system directories).
+// Where the libraries are looked for. The operator first in
+// `custom_operator_dirs` (each <dir>/libcust_opapi.so), then everything in
+// each of `dirs` in order (for the operator: libopapi_*.so in name order, then
+// libopapi.so), then (when `loader_path`) by bare name through the dynamic
+// loader's own search (LD_LIBRARY_PATH, the caller's RUNPATH, ld.so.cache,
+// the system directories).
 struct CannSearch {
   struct Dir {
     std::string path;
     std::string origin;  // "$ASCEND_HOME_PATH/lib64", for messages
   };
+  std::vector<Dir> custom_operator_dirs;
   std::vector<Dir> dirs;
   bool loader_path = true;
   std::vector<std::string> unset;  // environment variables that would have named a directory, for messages
 };
 
+// The custom operator directories of $ASCEND_CUSTOM_OPP_PATH (entries
+// separated by ':', each <entry>/op_api/lib) and of the vendors that
+// $ASCEND_OPP_PATH/vendors/config.ini lists (its first line starting
+// "load_priority=", names separated by ','), as torch_npu reads them; then
 // lib64/ of $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH and $ASCEND_OPP_PATH
 // (those that are set), then the loader path.
 CannSearch SearchFromEnvironment();
 
+// The vendor directories <opp_path>/vendors/<name>/op_api/lib, in the order
+// of config.ini's load_priority; none when the file or the line is absent.
+std::vector<CannSearch::Dir> VendorOperatorDirs(const std::string& opp_path);
+
 struct CannLibrary {
-  std::string role;  // "ACL runtime", "aclnn tensor API", "operator library"
-  std::string name;  // "libacl_rt.so"
-  std::string path;  // the file the loader opened
+  std::string role;    // "ACL runtime", "aclnn tensor API", "operator library"
+  std::string name;    // "libacl_rt.so"
+  std::string path;    // the file the loader opened
+  std::string origin;  // where it was found: "$ASCEND_HOME_PATH/lib64", "the loader path", ...
 };
 
 class Cann {
@@ -74,6 +100,8 @@ class Cann {
   // What was looked for and not found, one line per missing piece; empty when ok().
   const std::string& problem() const { return problem_; }
   const std::vector<CannLibrary>& libraries() const { return libraries_; }
+  // The library aclnnSiluBackward comes from, or null when none was found.
+  const CannLibrary* operator_library() const;
   // Optional functions this CANN lacks, and what that changes.
   const std::vector<std::string>& notes() const { return notes_; }
   // "8.5.0" as CANN reports it, or "" when it does not (version_note() says why).

@@ -120,10 +120,42 @@ Outcome Fail(Failure failure, cann::aclnnStatus status, std::string message) {
 
 }  // namespace
 
-bool OperatorBroadcasts(const char* soc_name) {
-  // ops-nn's aclnn_silu_backward.cpp: broadcasting only on the regbase
-  // architecture (DAV_3510), the Ascend 950 family.
-  return soc_name != nullptr && std::strncmp(soc_name, "Ascend950", 9) == 0;
+Outcome CheckContext(const CannApi& api, CurrentChip* chip) {
+  static constexpr const char* kRequirement =
+      "SiluGrad on Ascend needs a current ACL context on the thread that runs the XLA handler: an Ascend PJRT "
+      "plugin must make the device's context current (aclrtSetCurrentContext, or aclrtSetDevice) on that thread "
+      "before calling FFI handlers, since CANN's aclnnSiluBackward reads the current device's chip from it";
+  cann::aclrtContext context = nullptr;
+  cann::aclError e = api.aclrtGetCurrentContext(&context);
+  if (e != 0 || context == nullptr) {
+    // CANN records no message for this state; any other code may have one.
+    const std::string detail = e == cann::kAclErrorRtContextNull ? "ACL_ERROR_RT_CONTEXT_NULL: none is current"
+                               : e == 0                          ? "success, but a null context"
+                                                                 : RecentMessage(api);
+    return Fail(Failure::kNoContext, e,
+                std::string(kRequirement) + "; aclrtGetCurrentContext returned " + std::to_string(e) + " (" +
+                    detail + ")");
+  }
+  int32_t device = -1;
+  e = api.aclrtGetDevice(&device);
+  if (e != 0) {
+    return Fail(Failure::kNoContext, e,
+                std::string(kRequirement) + "; aclrtGetDevice returned " + std::to_string(e) +
+                    " although a context is current: " + RecentMessage(api));
+  }
+  chip->device = device;
+  chip->soc_name = api.aclrtGetSocName != nullptr ? api.aclrtGetSocName() : nullptr;
+  int64_t arch = 0;
+  if (api.aclrtGetDeviceInfo != nullptr &&
+      api.aclrtGetDeviceInfo(static_cast<uint32_t>(device), cann::ACL_DEV_ATTR_NPU_ARCH, &arch) == 0 && arch > 0) {
+    chip->source = "NpuArch " + std::to_string(arch) + " of device " + std::to_string(device);
+  } else {
+    arch = NpuArchOfSocName(chip->soc_name);
+    chip->source = std::string("SoC name ") + (chip->soc_name != nullptr ? chip->soc_name : "(none)") +
+                   (arch != 0 ? " (NpuArch " + std::to_string(arch) + ")" : "");
+  }
+  chip->chip = &ClassOfNpuArch(arch);
+  return Outcome{};
 }
 
 std::string StatusLabel(cann::aclnnStatus status) {
@@ -147,7 +179,9 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
                                          cann.problem());
   }
   const CannApi& api = cann.api();
-  const bool own_shapes = api.aclrtGetSocName != nullptr && OperatorBroadcasts(api.aclrtGetSocName());
+  CurrentChip chip;
+  if (Outcome o = CheckContext(api, &chip); !o.ok()) return o;
+  const bool own_shapes = chip.chip->broadcasts;
 
   static constexpr const char* kNames[3] = {"grad_output", "self", "grad_input"};
   const Operand* ops[3] = {&grad_output, &self, &grad_input};
@@ -177,9 +211,17 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
                                                                    tensors[2].get(), &workspace_bytes, executor.out());
   if (status != 0) {  // phase 1 keeps no executor when it fails
     executor.Release();
+    std::string why;
+    const bool bfloat16 = grad_output.dtype == DataType::kBFloat16 || self.dtype == DataType::kBFloat16 ||
+                          grad_input.dtype == DataType::kBFloat16;
+    if (status == kErrParamInvalid && bfloat16 && !chip.chip->bfloat16) {
+      why = "; bfloat16 is not supported on " + std::string(chip.soc_name != nullptr ? chip.soc_name : "this chip") +
+            ", " + chip.chip->family + " (from its " + chip.source + "): it takes " + DtypesTaken(*chip.chip) +
+            "; compute in one of those there, or use a chip with bfloat16 (NpuArch 2201 or 3510)";
+    }
     return Fail(Failure::kPhase1, status,
                 "aclnnSiluBackwardGetWorkspaceSize failed with " + StatusLabel(status) + " (" +
-                    std::to_string(status) + "): " + RecentMessage(api) + "; " + operands);
+                    std::to_string(status) + "): " + RecentMessage(api) + why + "; " + operands);
   }
   // Only a non-zero size is allocated, and a failed allocation stops here:
   // aclnnSiluBackward never sees a null workspace with a non-zero size.

@@ -13,6 +13,7 @@
 
 #include "ascend/cann.h"
 #include "ascend/cann_loader.h"
+#include "ascend/chips.h"
 #include "silu_grad.h"
 
 namespace jas::ascend {
@@ -39,6 +40,7 @@ struct WorkspaceSource {
 enum class Failure {
   kNone = 0,
   kNoCann,        // CANN was not found, or lacks a function (no CANN call made)
+  kNoContext,     // no current ACL context (or device) on the calling thread (no operator call made)
   kShapes,        // the operands do not broadcast to grad_input (no CANN call made)
   kCreateTensor,  // aclCreateTensor returned null
   kPhase1,        // aclnnSiluBackwardGetWorkspaceSize returned `status`
@@ -48,24 +50,37 @@ enum class Failure {
 
 struct Outcome {
   Failure failure = Failure::kNone;
-  cann::aclnnStatus status = 0;  // the aclnn status, for kPhase1 / kPhase2
+  cann::aclnnStatus status = 0;  // the aclnn status for kPhase1 / kPhase2, the aclError for kNoContext
   std::string message;           // names the call, the status code and CANN's own message
   bool ok() const { return failure == Failure::kNone; }
 };
 
+// The chip of the calling thread's current device, as the operator will see it.
+struct CurrentChip {
+  int32_t device = -1;
+  const char* soc_name = nullptr;  // aclrtGetSocName's answer, for messages (may be null)
+  const ChipClass* chip = nullptr;
+  std::string source;              // how the class was found, for messages
+};
+
+// The runtime's preconditions, checked before any operator call: CANN's phase
+// 1 reads the current device's platform (opbase's GetCurrentPlatformInfo ->
+// aclrtGetDevice), so without a current context it sees an unknown chip.
+// Fills *chip from the device's NpuArch (aclrtGetDeviceInfo) or else its SoC
+// name; on failure returns a kNoContext Outcome naming the requirement.
+Outcome CheckContext(const CannApi& api, CurrentChip* chip);
+
 // grad_input = grad_output * s'(self), the inputs broadcast to grad_input's
-// shape. Where the operator broadcasts by itself (Ascend 950, recognised by
-// aclrtGetSocName) the operands go over with their own shapes; elsewhere as
-// stride-0 views with grad_input's shape, which CANN's operator accepts and
-// copies into its workspace. Tensors are destroyed on every path; the
-// workspace is requested only when phase 1 asks for a non-zero size; an
-// executor whose phase 2 does not run is released with aclDestroyAclOpExecutor
-// where CANN has it. An empty grad_input makes no CANN call at all.
+// shape. Needs a current ACL context on the calling thread (CheckContext).
+// Where the operator broadcasts by itself (NpuArch 3510: Ascend 950/350) the
+// operands go over with their own shapes; elsewhere as stride-0 views with
+// grad_input's shape, which CANN's operator accepts and makes contiguous in
+// its workspace. Tensors are destroyed on every path; the workspace is
+// requested only when phase 1 asks for a non-zero size; an executor whose
+// phase 2 does not run is released with aclDestroyAclOpExecutor where CANN has
+// it. An empty grad_input makes no CANN call at all.
 Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
                      const Operand& grad_output, const Operand& self, const Operand& grad_input);
-
-// Whether the chip named by aclrtGetSocName broadcasts in aclnnSiluBackward.
-bool OperatorBroadcasts(const char* soc_name);
 
 // "ACLNN_ERR_PARAM_INVALID", ..., or the class of an unnamed code
 // ("an unnamed internal error").

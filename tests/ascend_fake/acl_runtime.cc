@@ -1,5 +1,7 @@
 // THIS IS A FAKE, NOT CANN (see fake_cann.h): the ACL runtime's functions the
 // package calls, built as libacl_rt.so (CANN 9) and as libascendcl.so (older).
+// FAKE_CANN_SOC_NAMES_85: the 950 named as CANN 8.5 named it;
+// FAKE_CANN_NO_NPU_ARCH_ATTR: a runtime that predates ACL_DEV_ATTR_NPU_ARCH.
 #include <cstring>
 #include <type_traits>
 
@@ -11,7 +13,31 @@ extern "C" {
 
 const char* aclGetRecentErrMsg() { return fake_cann::impl::RecentErrMsg(); }
 
-const char* aclrtGetSocName() { return fake_cann::SocName(fake_cann::CurrentChip()); }
+#ifdef FAKE_CANN_SOC_NAMES_85
+constexpr bool kCann85Names = true;
+#else
+constexpr bool kCann85Names = false;
+#endif
+#ifdef FAKE_CANN_NO_NPU_ARCH_ATTR
+constexpr bool kHasNpuArch = false;
+#else
+constexpr bool kHasNpuArch = true;
+#endif
+
+const char* aclrtGetSocName() { return fake_cann::impl::CurrentSocName(kCann85Names); }
+
+cann::aclError aclrtGetCurrentContext(cann::aclrtContext* context) {
+  return fake_cann::impl::GetCurrentContext(context);
+}
+
+cann::aclError aclrtGetDevice(int32_t* deviceId) { return fake_cann::impl::GetDevice(deviceId); }
+
+// What a PJRT plugin calls to make a device's context current on its thread.
+cann::aclError aclrtSetDevice(int32_t deviceId) { return fake_cann::impl::SetDevice(deviceId); }
+
+cann::aclError aclrtGetDeviceInfo(uint32_t deviceId, cann::aclrtDevAttr attr, int64_t* value) {
+  return fake_cann::impl::GetDeviceInfo(deviceId, attr, value, kHasNpuArch);
+}
 
 #ifdef FAKE_CANN_VERSION_STR
 cann::aclError aclsysGetVersionStr(char* pkgName, char* versionStr) {
@@ -36,6 +62,9 @@ cann::aclError aclsysGetCANNVersion(cann::aclCANNPackageName name, cann::aclCANN
 // The exports have the declared types (cann.h), which CI checks against CANN's headers.
 static_assert(std::is_same_v<decltype(aclGetRecentErrMsg), cann::aclGetRecentErrMsgFn>);
 static_assert(std::is_same_v<decltype(aclrtGetSocName), cann::aclrtGetSocNameFn>);
+static_assert(std::is_same_v<decltype(aclrtGetCurrentContext), cann::aclrtGetCurrentContextFn>);
+static_assert(std::is_same_v<decltype(aclrtGetDevice), cann::aclrtGetDeviceFn>);
+static_assert(std::is_same_v<decltype(aclrtGetDeviceInfo), cann::aclrtGetDeviceInfoFn>);
 #ifdef FAKE_CANN_VERSION_STR
 static_assert(std::is_same_v<decltype(aclsysGetVersionStr), cann::aclsysGetVersionStrFn>);
 #endif

@@ -21,11 +21,12 @@ struct aclTensor {
 struct aclOpExecutor {
   fake_cann::TensorRecord tensors[3];  // gradOutput, self, gradInput as phase 1 saw them
   bool empty = false;
-  bool materialise[2] = {false, false};  // inputs copied into the workspace first
+  bool materialise[2] = {false, false};  // inputs copied into the workspace first (l0op::Contiguous)
   uint64_t input_region[2] = {0, 0};     // their offsets in the workspace
+  bool intermediate = false;             // gradInput not contiguous: computed into the workspace, then copied
   uint64_t output_region = 0;            // the intermediate output's offset
-  uint64_t kernel_region = 0;            // the kernel's own workspace
-  uint64_t kernel_bytes = 0;
+  uint64_t tiling_region = 0;            // the tiling's own workspace (950)
+  uint64_t tiling_bytes = 0;
   uint64_t total = 0;
 };
 
@@ -36,12 +37,18 @@ namespace {
 
 // CANN aligns each workspace block; any generous alignment shows the sum is kept.
 constexpr uint64_t kAlign = 512;
+// What ops-nn's 950 tiling (arch35 silu_grad_tiling.cpp) asks for.
+constexpr uint64_t k950TilingWorkspace = 32;
+constexpr int kNoDevice = -1;
 
 Faults g_faults;
 Record g_record;
 std::set<const aclTensor*> g_tensors;
 std::set<aclOpExecutor*> g_executors;
 thread_local std::string g_message;
+thread_local int g_device = kNoDevice;
+// One token per device, handed out as its context.
+char g_contexts[16];
 
 aclnnStatus Fail(aclnnStatus status, std::string message) {
   g_message = "fake CANN: " + std::move(message);
@@ -124,13 +131,27 @@ jas::TensorDesc KernelDesc(const TensorRecord& t, void* data, bool contiguous) {
 }
 
 // Phase 2's view of the kernel's inputs and output: materialised inputs and
-// the intermediate output are contiguous blocks of `workspace`.
+// an intermediate output are contiguous blocks of `workspace`; a contiguous
+// gradInput is written directly.
 void KernelDescs(const aclOpExecutor& e, char* workspace, jas::TensorDesc descs[3]) {
   for (int i = 0; i < 2; ++i) {
     descs[i] = e.materialise[i] ? KernelDesc(e.tensors[i], workspace ? workspace + e.input_region[i] : nullptr, true)
                                 : KernelDesc(e.tensors[i], e.tensors[i].data, false);
   }
-  descs[2] = KernelDesc(e.tensors[2], workspace ? workspace + e.output_region : nullptr, true);
+  descs[2] = e.intermediate ? KernelDesc(e.tensors[2], workspace ? workspace + e.output_region : nullptr, true)
+                            : KernelDesc(e.tensors[2], e.tensors[2].data, true);
+}
+
+// The kernel's own scratch: host memory of the fake, not CANN's workspace.
+jas::Status RunKernel(const jas::TensorDesc descs[3]) {
+  uint64_t bytes = 0;
+  jas::SiluGradExecutor* kernel = nullptr;
+  if (jas::Status s = jas::SiluGradGetWorkspaceSize(&descs[0], &descs[1], &descs[2], &bytes, &kernel);
+      s != jas::kSuccess) {
+    return s;
+  }
+  std::vector<char> scratch(bytes);
+  return jas::SiluGradRun(bytes ? scratch.data() : nullptr, bytes, kernel, nullptr);
 }
 
 void Free(aclOpExecutor* e) {
@@ -140,27 +161,62 @@ void Free(aclOpExecutor* e) {
 
 }  // namespace
 
-Chip CurrentChip() {
+std::vector<Chip> DeviceChips() {
   const char* v = std::getenv("JAX_ASCEND_SILU_FAKE_CHIP");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "910B") == 0) return Chip::k910B;
-  if (std::strcmp(v, "910A") == 0) return Chip::k910A;
-  if (std::strcmp(v, "950") == 0) return Chip::k950;
-  std::fprintf(stderr, "fake CANN: JAX_ASCEND_SILU_FAKE_CHIP=%s; expected 910A, 910B or 950\n", v);
-  std::abort();  // a test set-up mistake, not a CANN behaviour
+  std::vector<Chip> chips;
+  const std::string list = (v == nullptr || *v == '\0') ? "910B" : v;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    if (name == "910A") {
+      chips.push_back(Chip::k910A);
+    } else if (name == "910B") {
+      chips.push_back(Chip::k910B);
+    } else if (name == "950") {
+      chips.push_back(Chip::k950);
+    } else {
+      std::fprintf(stderr, "fake CANN: JAX_ASCEND_SILU_FAKE_CHIP=%s; expected 910A, 910B or 950, separated by ','\n",
+                   list.c_str());
+      std::abort();  // a test set-up mistake, not a CANN behaviour
+    }
+    begin = end + 1;
+  }
+  if (chips.size() > sizeof g_contexts) std::abort();
+  return chips;
 }
+
+Chip ChipOf(int device) {
+  const std::vector<Chip> chips = DeviceChips();
+  if (device < 0 || device >= static_cast<int>(chips.size())) {
+    std::fprintf(stderr, "fake CANN: device %d made current, but JAX_ASCEND_SILU_FAKE_CHIP names %zu\n", device,
+                 chips.size());
+    std::abort();  // a test set-up mistake
+  }
+  return chips[device];
+}
+
+Chip CurrentChip() { return ChipOf(g_device == kNoDevice ? 0 : g_device); }
 
 const char* ChipName(Chip chip) {
   return chip == Chip::k910A ? "910A" : chip == Chip::k910B ? "910B" : "950";
 }
 
-const char* SocName(Chip chip) {
-  return chip == Chip::k910A ? "Ascend910A" : chip == Chip::k910B ? "Ascend910B3" : "Ascend950PR_9589";
+int64_t NpuArch(Chip chip) { return chip == Chip::k910A ? 1001 : chip == Chip::k910B ? 2201 : 3510; }
+
+const char* SocName(Chip chip, bool cann85_names) {
+  if (chip == Chip::k950) return cann85_names ? "Ascend910_9589" : "Ascend950PR_9589";
+  return chip == Chip::k910A ? "Ascend910A" : "Ascend910B3";
 }
+
+int CurrentDevice() { return g_device; }
+void SetCurrentDevice(int device) { g_device = device; }
 
 void Reset(const Faults& faults) {
   g_faults = faults;
   g_record = Record{};
   g_message.clear();
+  g_device = faults.device;
 }
 
 const Record& Calls() { return g_record; }
@@ -179,6 +235,49 @@ int64_t ReleaseAll() {
 namespace impl {
 
 const char* RecentErrMsg() { return g_message.c_str(); }
+
+jas::cann::aclError GetCurrentContext(jas::cann::aclrtContext* context) {
+  if (context == nullptr) return Fail(jas::cann::kAclErrorInvalidParam, "aclrtGetCurrentContext(nullptr)");
+  if (g_device == kNoDevice) return jas::cann::kAclErrorRtContextNull;  // CANN records no message for this state
+  *context = &g_contexts[g_device];
+  return 0;
+}
+
+jas::cann::aclError GetDevice(int32_t* deviceId) {
+  if (deviceId == nullptr) return Fail(jas::cann::kAclErrorInvalidParam, "aclrtGetDevice(nullptr)");
+  if (g_device == kNoDevice) return jas::cann::kAclErrorRtContextNull;
+  *deviceId = g_device;
+  return 0;
+}
+
+jas::cann::aclError SetDevice(int32_t deviceId) {
+  if (deviceId < 0 || deviceId >= static_cast<int32_t>(DeviceChips().size())) {
+    return Fail(jas::cann::kAclErrorRtInvalidDeviceId, "aclrtSetDevice(" + std::to_string(deviceId) + "): this "
+                "fake has " + std::to_string(DeviceChips().size()) + " device(s)");
+  }
+  g_device = deviceId;
+  return 0;
+}
+
+jas::cann::aclError GetDeviceInfo(uint32_t deviceId, jas::cann::aclrtDevAttr attr, int64_t* value, bool has_npu_arch) {
+  if (value == nullptr) return Fail(jas::cann::kAclErrorInvalidParam, "aclrtGetDeviceInfo: value is nullptr");
+  const std::vector<Chip> chips = DeviceChips();
+  if (deviceId >= chips.size()) {
+    return Fail(jas::cann::kAclErrorRtInvalidDeviceId, "aclrtGetDeviceInfo: no device " + std::to_string(deviceId));
+  }
+  if (attr != jas::cann::ACL_DEV_ATTR_NPU_ARCH || !has_npu_arch) {
+    return Fail(jas::cann::kAclErrorInvalidParam, "aclrtGetDeviceInfo: attribute " + std::to_string(attr) +
+                " is not one this runtime knows");
+  }
+  *value = NpuArch(chips[deviceId]);
+  return 0;
+}
+
+const char* CurrentSocName(bool cann85_names) {
+  return g_device == kNoDevice ? nullptr : SocName(ChipOf(g_device), cann85_names);
+}
+
+void NoteOperatorLibrary(const char* tag) { g_record.operator_library = tag; }
 
 aclTensor* CreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
                         int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
@@ -209,7 +308,7 @@ aclTensor* CreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataTy
 }
 
 aclnnStatus DestroyTensor(const aclTensor* tensor) {
-  if (tensor == nullptr) return Fail(161001, "aclDestroyTensor(nullptr)");
+  if (tensor == nullptr) return 0;  // as opbase's: nothing to do
   if (g_tensors.erase(tensor) == 0) return Fail(161002, "aclDestroyTensor on a tensor not alive");
   delete tensor;
   ++g_record.destroyed;
@@ -239,7 +338,15 @@ aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
     return Fail(g_faults.phase1_status,
                 "aclnnSiluBackwardGetWorkspaceSize set to fail with " + std::to_string(g_faults.phase1_status));
   }
-  const Chip chip = CurrentChip();
+  // GetCurrentPlatformInfo: the current device's NpuArch; unknown (0) when
+  // aclrtGetDevice fails.
+  g_record.phase1_device = g_device;
+  const int64_t arch = g_device == kNoDevice ? 0 : NpuArch(ChipOf(g_device));
+  g_record.phase1_npu_arch = arch;
+  const bool broadcasts = arch == 3510, bfloat16 = arch == 2201 || arch == 3510;
+  const std::string where = g_device == kNoDevice ? std::string("no current device (NpuArch unknown)")
+                                                  : "device " + std::to_string(g_device) + " (NpuArch " +
+                                                        std::to_string(arch) + ")";
   const TensorRecord* t[3] = {&gradOutput->record, &self->record, &gradInput->record};
   static constexpr const char* kNames[3] = {"gradOutput", "self", "gradInput"};
   for (int i = 0; i < 3; ++i) {
@@ -255,18 +362,18 @@ aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
   if (t[0]->dtype != t[2]->dtype || t[1]->dtype != t[2]->dtype) {
     return Fail(161002, "gradOutput, self and gradInput must share one dtype");
   }
-  if (chip == Chip::k910A && t[2]->dtype == jas::cann::ACL_BF16) {
-    return Fail(161002, std::string("bfloat16 is not supported on ") + SocName(chip));
+  if (!bfloat16 && (t[0]->dtype == jas::cann::ACL_BF16 || t[1]->dtype == jas::cann::ACL_BF16)) {
+    return Fail(161002, "bfloat16 operands refused on " + where);
   }
-  if (chip == Chip::k950) {
+  if (broadcasts) {
     std::vector<int64_t> shape;
     if (!BroadcastShape(t[0]->dims, t[1]->dims, &shape) || shape != t[2]->dims) {
       return Fail(161002, "gradOutput " + List(t[0]->dims) + " and self " + List(t[1]->dims) +
                               " do not broadcast to gradInput " + List(t[2]->dims));
     }
   } else if (t[0]->dims != t[2]->dims || t[1]->dims != t[2]->dims) {
-    return Fail(161002, std::string("on ") + SocName(chip) + " gradOutput " + List(t[0]->dims) + " and self " +
-                            List(t[1]->dims) + " must have gradInput's shape " + List(t[2]->dims));
+    return Fail(161002, "on " + where + " gradOutput " + List(t[0]->dims) + " and self " + List(t[1]->dims) +
+                            " must have gradInput's shape " + List(t[2]->dims));
   }
 
   auto e = std::make_unique<aclOpExecutor>();
@@ -282,19 +389,16 @@ aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
         at += Align(static_cast<uint64_t>(Numel(t[i]->dims) * esize));
       }
     }
-    e->output_region = at;
-    at += Align(static_cast<uint64_t>(Numel(t[2]->dims) * esize));
-    // The kernel's own plan for what phase 2 will hand it (addresses unknown yet).
-    jas::TensorDesc descs[3];
-    KernelDescs(*e, nullptr, descs);
-    jas::SiluGradExecutor* kernel = nullptr;
-    if (jas::Status s = jas::SiluGradGetWorkspaceSize(&descs[0], &descs[1], &descs[2], &e->kernel_bytes, &kernel);
-        s != jas::kSuccess) {
-      return Fail(s, std::string("the kernel's phase 1 returned ") + jas::StatusName(s));
+    // l0op::ViewCopy points the kernel's output at a contiguous gradInput
+    // itself; only a non-contiguous one gets an intermediate output.
+    e->intermediate = !Contiguous(*t[2]);
+    if (e->intermediate) {
+      e->output_region = at;
+      at += Align(static_cast<uint64_t>(Numel(t[2]->dims) * esize));
     }
-    jas::SiluGradDestroyExecutor(kernel);
-    e->kernel_region = at;
-    e->total = at + Align(e->kernel_bytes);
+    e->tiling_bytes = arch == 3510 ? k950TilingWorkspace : 0;
+    e->tiling_region = at;
+    e->total = at + e->tiling_bytes;
   }
   *workspaceSize = e->total;
   *executor = e.get();
@@ -319,6 +423,7 @@ aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor
   std::unique_ptr<aclOpExecutor, void (*)(aclOpExecutor*)> owned(executor, &Free);
   const aclOpExecutor& e = *executor;
   if (workspaceSize > 0 && workspace == nullptr) return Fail(161001, "aclnnSiluBackward: workspace is nullptr");
+  if (g_device == kNoDevice) return Fail(361001, "aclnnSiluBackward: no current context to launch on");
   if (g_faults.phase2_status != 0) {
     return Fail(g_faults.phase2_status, "aclnnSiluBackward set to fail with " + std::to_string(g_faults.phase2_status));
   }
@@ -337,24 +442,19 @@ aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor
     ForEachElement(t, [&](int64_t off, int64_t flat) { std::memcpy(dst + flat * esize, src + off * esize, esize); });
     ++g_record.materialised;
   }
+  if (e.tiling_bytes > 0) std::memset(ws + e.tiling_region, 0xa5, e.tiling_bytes);  // the tiling's scratch is used
   jas::TensorDesc descs[3];
   KernelDescs(e, ws, descs);
-  uint64_t kernel_bytes = 0;
-  jas::SiluGradExecutor* kernel = nullptr;
-  if (jas::Status s = jas::SiluGradGetWorkspaceSize(&descs[0], &descs[1], &descs[2], &kernel_bytes, &kernel);
-      s != jas::kSuccess || kernel_bytes > e.kernel_bytes) {
-    if (kernel != nullptr) jas::SiluGradDestroyExecutor(kernel);
-    return Fail(561000, "the kernel's plan changed between the phases");
+  if (jas::Status s = RunKernel(descs); s != jas::kSuccess) {
+    return Fail(s, std::string("the kernel returned ") + jas::StatusName(s));
   }
-  if (jas::Status s = jas::SiluGradRun(kernel_bytes ? ws + e.kernel_region : nullptr, kernel_bytes, kernel, nullptr);
-      s != jas::kSuccess) {
-    return Fail(s, std::string("the kernel's phase 2 returned ") + jas::StatusName(s));
+  g_record.intermediate_output = e.intermediate;
+  if (e.intermediate) {  // l0op::ViewCopy: the intermediate output into gradInput's view
+    const TensorRecord& out = e.tensors[2];
+    char* dst = static_cast<char*>(out.data);
+    const char* src = ws + e.output_region;
+    ForEachElement(out, [&](int64_t off, int64_t flat) { std::memcpy(dst + off * esize, src + flat * esize, esize); });
   }
-  // l0op::ViewCopy: the intermediate output into gradInput's view.
-  const TensorRecord& out = e.tensors[2];
-  char* dst = static_cast<char*>(out.data);
-  const char* src = ws + e.output_region;
-  ForEachElement(out, [&](int64_t off, int64_t flat) { std::memcpy(dst + off * esize, src + flat * esize, esize); });
   return 0;
 }
 

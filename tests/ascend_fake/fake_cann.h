@@ -7,18 +7,27 @@
 // read its counters and inject faults.
 //
 // It behaves as ops-nn's aclnnSiluBackward is written (CANN 8.5/9.x), on
-// the chip named by $JAX_ASCEND_SILU_FAKE_CHIP:
-//   "910A"  Atlas training series: float16/float32 only (bfloat16 -> 161002);
-//           every view shape must equal gradInput's.
-//   "910B"  (the default) Atlas A2/A3: bfloat16 too; shapes as 910A.
-//   "950"   Ascend 950: operands broadcast to gradInput by the operator itself.
-// Phase 1 plans an intermediate output (copied into gradInput by phase 2) and,
-// for every non-contiguous input view (stride-0 broadcasts included), a
-// contiguous copy: all in the workspace, so its size is normally non-zero.
-// Phase 2 frees the executor, whatever it returns; aclDestroyAclOpExecutor
-// frees one that never ran. The arithmetic is this package's CPU kernel;
-// tensors describe host memory; streams are only recorded. Nothing here has
-// run on Ascend hardware.
+// devices whose chips $JAX_ASCEND_SILU_FAKE_CHIP names (one per device,
+// separated by ','; device 0 is "910B" when unset):
+//   "910A"  Atlas training series (NpuArch 1001): float16/float32 only
+//           (bfloat16 -> 161002); every view shape must equal gradInput's.
+//   "910B"  Atlas A2/A3 (NpuArch 2201): bfloat16 too; shapes as 910A.
+//   "950"   Ascend 950 (NpuArch 3510): operands broadcast to gradInput by the
+//           operator itself.
+// The ACL runtime keeps a current device per thread, as CANN does: with none
+// (no context current) aclrtGetCurrentContext and aclrtGetDevice return
+// ACL_ERROR_RT_CONTEXT_NULL (107002), aclrtGetSocName returns null, and phase
+// 1 sees an unknown chip (bfloat16 refused, no broadcasting), as CANN's
+// GetCurrentPlatformInfo does when aclrtGetDevice fails. The workspace is
+// what CANN's plan needs: nothing for contiguous operands on 910A/910B (the
+// kernel writes into gradInput itself, as CANN's ViewCopy arranges), 32
+// bytes on 950 (its tiling's own), plus a contiguous copy of each
+// non-contiguous input view (stride-0 broadcasts included), and an
+// intermediate output only when gradInput is not contiguous. Phase 2 frees the
+// executor, whatever it returns; aclDestroyAclOpExecutor frees one that never
+// ran; aclDestroyTensor(nullptr) succeeds. The arithmetic is this package's
+// CPU kernel; tensors describe host memory; streams are only recorded.
+// Nothing here has run on Ascend hardware.
 #ifndef JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 #define JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 
@@ -38,15 +47,26 @@ using jas::cann::aclrtStream;
 using jas::cann::aclTensor;
 
 enum class Chip { k910A, k910B, k950 };
-// From $JAX_ASCEND_SILU_FAKE_CHIP, read at every call (tests switch chips).
+// The chips of the devices, from $JAX_ASCEND_SILU_FAKE_CHIP, read at every
+// call (tests switch chips).
+std::vector<Chip> DeviceChips();
+// The chip of the calling thread's current device, or of device 0 when none is current.
 Chip CurrentChip();
 const char* ChipName(Chip chip);  // "910A", "910B", "950"
-const char* SocName(Chip chip);   // what aclrtGetSocName returns: "Ascend910A", "Ascend910B3", "Ascend950PR_9589"
+int64_t NpuArch(Chip chip);       // 1001, 2201, 3510
+// What aclrtGetSocName returns: "Ascend910A", "Ascend910B3", "Ascend950PR_9589";
+// with `cann85_names`, the 950 as CANN 8.5 named it ("Ascend910_9589").
+const char* SocName(Chip chip, bool cann85_names = false);
+
+// The calling thread's current device (as aclrtSetDevice makes it), -1 for none.
+int CurrentDevice();
+void SetCurrentDevice(int device);  // -1: no current context
 
 struct Faults {
   aclnnStatus phase1_status = 0;     // non-zero: aclnnSiluBackwardGetWorkspaceSize fails with it
   aclnnStatus phase2_status = 0;     // non-zero: aclnnSiluBackward fails with it (and frees the executor)
   int fail_create_tensor_call = -1;  // index (from 0) of the aclCreateTensor call that returns null
+  int device = 0;                    // the calling thread's current device after Reset; -1: no current context
 };
 
 struct TensorRecord {
@@ -68,12 +88,17 @@ struct Record {
   std::vector<const void*> executors_destroyed;  // released by aclDestroyAclOpExecutor
   uint64_t planned_workspace = 0;                // phase 1's last answer
   int materialised = 0;                          // input views phase 2 copied into the workspace (last call)
+  bool intermediate_output = false;              // whether phase 2 computed into the workspace and copied (last call)
+  int phase1_device = -2;                        // the current device phase 1 saw (-1: none)
+  int64_t phase1_npu_arch = -1;                  // the NpuArch it planned for (0: unknown)
+  std::string operator_library;                  // the fake operator library that served phase 1 (its tag)
   void* workspace = nullptr;                     // last phase 2 arguments
   uint64_t workspace_size = 0;
   aclrtStream stream = nullptr;
 };
 
-// Clears the record and sets the faults for the next calls. Live tensors and
+// Clears the record, sets the faults for the next calls and the calling
+// thread's current device. Live tensors and
 // executors are kept (and counted): a leak stays visible.
 void Reset(const Faults& faults = {});
 const Record& Calls();
@@ -86,6 +111,12 @@ int64_t ReleaseAll();
 // What the exported CANN functions forward to (see the libraries' sources).
 namespace impl {
 const char* RecentErrMsg();
+jas::cann::aclError GetCurrentContext(jas::cann::aclrtContext* context);
+jas::cann::aclError GetDevice(int32_t* deviceId);
+jas::cann::aclError SetDevice(int32_t deviceId);
+jas::cann::aclError GetDeviceInfo(uint32_t deviceId, jas::cann::aclrtDevAttr attr, int64_t* value, bool has_npu_arch);
+const char* CurrentSocName(bool cann85_names);
+void NoteOperatorLibrary(const char* tag);
 aclTensor* CreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
                         int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
                         void* tensorData);

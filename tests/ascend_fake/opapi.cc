@@ -1,5 +1,7 @@
 // THIS IS A FAKE, NOT CANN (see fake_cann.h): the operator library, built as
-// libopapi_nn.so (CANN 8.5 and later) and as libopapi.so (older).
+// libopapi_nn.so (CANN 8.5 and later), as libopapi.so (older) and as a custom
+// operator package's libcust_opapi.so; FAKE_CANN_OPERATOR_TAG names the build
+// in the record, so tests see which one served a call.
 #include <type_traits>
 
 #include "fake_cann.h"
@@ -11,6 +13,7 @@ extern "C" {
 cann::aclnnStatus aclnnSiluBackwardGetWorkspaceSize(const cann::aclTensor* gradOutput, const cann::aclTensor* self,
                                                     cann::aclTensor* gradInput, uint64_t* workspaceSize,
                                                     cann::aclOpExecutor** executor) {
+  fake_cann::impl::NoteOperatorLibrary(FAKE_CANN_OPERATOR_TAG);
   return fake_cann::impl::GetWorkspaceSize(gradOutput, self, gradInput, workspaceSize, executor);
 }
 

@@ -10,8 +10,10 @@
 // Not a test of CANN itself.
 //
 // TEST(ascend_glue, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
-// set by ctest); the other groups once.
+// set by ctest); the other groups once. fake_cann::Reset() makes device 0's
+// context current on the calling thread, as a PJRT plugin must.
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -19,13 +21,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ascend/cann_loader.h"
+#include "ascend/chips.h"
 #include "ascend/error.h"
 #include "ascend/glue.h"
 #include "common/half.h"
@@ -206,14 +211,31 @@ struct GlueRun {
   }
 };
 
-// Phase 1's workspace was requested once, at its size, and phase 2 got it.
-void CheckWorkspaceHandedOver(const GlueRun& r) {
+// What CANN's plan asks for when `materialised` input views are made
+// contiguous (each an aligned block of grad_input's size) and grad_input is
+// contiguous (the kernel writes into it: no intermediate output): nothing
+// more on 910A/910B, the tiling's 32 bytes on 950.
+uint64_t ExpectedWorkspace(const GlueRun& r, int materialised) {
+  const uint64_t copy = static_cast<uint64_t>(r.out.numel() * Buffer::ElemBytes(r.out.dtype));
+  return materialised * ((copy + 511) / 512 * 512) + (Broadcasts() ? 32 : 0);
+}
+
+// Phase 1's workspace, exactly as CANN plans it, was requested once when
+// non-zero (never when zero), and phase 2 got it.
+void CheckWorkspaceHandedOver(const GlueRun& r, int materialised) {
   const fake_cann::Record& c = fake_cann::Calls();
-  EXPECT_TRUE(c.planned_workspace > 0);  // the intermediate output at least
+  EXPECT_EQ(c.materialised, materialised);
+  EXPECT_EQ(c.planned_workspace, ExpectedWorkspace(r, materialised));
+  EXPECT_TRUE(!c.intermediate_output);  // grad_input is contiguous: CANN's ViewCopy has nothing to copy
+  EXPECT_EQ(c.workspace_size, c.planned_workspace);
+  if (c.planned_workspace == 0) {
+    EXPECT_TRUE(r.alloc.requests.empty());
+    EXPECT_EQ(c.workspace, nullptr);
+    return;
+  }
   EXPECT_EQ(r.alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
   ASSERT_TRUE(r.alloc.blocks.size() == 1);
   EXPECT_EQ(c.workspace, static_cast<void*>(r.alloc.blocks[0].get()));
-  EXPECT_EQ(c.workspace_size, c.planned_workspace);
 }
 
 }  // namespace
@@ -236,8 +258,10 @@ TEST(ascend_glue, contiguous_float32_builds_plain_views_and_matches_kernel) {
     EXPECT_EQ(c.created[i].dtype, cann::ACL_FLOAT);
     EXPECT_EQ(c.created[i].data, data[i]);
   }
-  EXPECT_EQ(c.materialised, 0);
-  CheckWorkspaceHandedOver(r);
+  CheckWorkspaceHandedOver(r, 0);  // none on 910A/910B, the tiling's 32 bytes on 950
+  EXPECT_EQ(c.phase1_device, 0);
+  EXPECT_EQ(c.phase1_npu_arch, fake_cann::NpuArch(fake_cann::CurrentChip()));
+  EXPECT_EQ(c.operator_library, std::string("libopapi_nn"));
   EXPECT_TRUE(r.matches_kernel());
   EXPECT_TRUE(r.near_formula());
   EXPECT_TRUE(NoLeaks());
@@ -268,15 +292,13 @@ TEST(ascend_glue, broadcast_grad_output_is_its_own_shape_on_950_else_a_stride0_v
   if (Broadcasts()) {  // the operator broadcasts: nothing is copied
     EXPECT_EQ(c.created[0].dims, (Dims{4}));
     EXPECT_EQ(c.created[0].strides, (Dims{1}));
-    EXPECT_EQ(c.materialised, 0);
   } else {  // a stride-0 view, which CANN copies into its workspace
     EXPECT_EQ(c.created[0].dims, (Dims{3, 4}));
     EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
-    EXPECT_EQ(c.materialised, 1);
   }
   EXPECT_EQ(c.created[0].storage_dims, (Dims{4}));
   EXPECT_EQ(c.created[1].strides, (Dims{4, 1}));
-  CheckWorkspaceHandedOver(r);
+  CheckWorkspaceHandedOver(r, Broadcasts() ? 0 : 1);
   EXPECT_TRUE(r.matches_kernel());
   EXPECT_TRUE(r.near_formula());
   EXPECT_TRUE(NoLeaks());
@@ -292,17 +314,15 @@ TEST(ascend_glue, broadcast_self_and_both_operands) {
     EXPECT_EQ(c.created[0].dims, (Dims{1, 4}));
     EXPECT_EQ(c.created[1].dims, (Dims{3, 1}));
     EXPECT_EQ(c.created[1].strides, (Dims{1, 1}));
-    EXPECT_EQ(c.materialised, 0);
   } else {
     EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
     EXPECT_EQ(c.created[1].dims, (Dims{3, 4}));
     EXPECT_EQ(c.created[1].strides, (Dims{1, 0}));
-    EXPECT_EQ(c.materialised, 2);
   }
   EXPECT_EQ(c.created[0].storage_dims, (Dims{1, 4}));
   EXPECT_EQ(c.created[1].storage_dims, (Dims{3, 1}));
   EXPECT_EQ(c.created[2].strides, (Dims{4, 1}));
-  CheckWorkspaceHandedOver(r);
+  CheckWorkspaceHandedOver(r, Broadcasts() ? 0 : 2);
   EXPECT_TRUE(r.matches_kernel());
   EXPECT_TRUE(r.near_formula());
   EXPECT_TRUE(NoLeaks());
@@ -359,13 +379,17 @@ TEST(ascend_glue, float16_maps_to_acl_float16_and_matches_kernel) {
   EXPECT_TRUE(NoLeaks());
 }
 
-TEST(ascend_glue, bfloat16_runs_except_on_910A_which_refuses_it) {
+TEST(ascend_glue, bfloat16_runs_except_on_910A_which_refuses_it_naming_the_chip_and_its_dtypes) {
   fake_cann::Reset();
   GlueRun r(DataType::kBFloat16, {2, 1, 5}, {3, 5}, {2, 3, 5});
   if (fake_cann::CurrentChip() == Chip::k910A) {
     EXPECT_TRUE(r.outcome.failure == Failure::kPhase1);
     EXPECT_EQ(r.outcome.status, 161002);
-    EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A"));
+    EXPECT_TRUE(Contains(r.outcome.message, "fake CANN: bfloat16 operands refused"));  // CANN's own message kept
+    EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A, an Atlas training series chip "
+                                            "(from its NpuArch 1001 of device 0): it takes float32, float16;"))
+        << r.outcome.message;
+    std::printf("the bfloat16 refusal on 910A: %s\n", r.outcome.message.c_str());
     EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kInvalidArgument);
     EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
   } else {
@@ -388,8 +412,8 @@ TEST(ascend_glue, rank_eight_passes_through) {
 }
 
 TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
-  fake_cann::Reset();
-  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
+  fake_cann::Reset();  // a broadcast: a copy on 910A/910B, the tiling's bytes on 950
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   Allocator alloc;
   alloc.fail = true;
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
@@ -397,6 +421,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_TRUE(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
   EXPECT_TRUE(Contains(o.message, "released with aclDestroyAclOpExecutor"));
+  EXPECT_TRUE(c.planned_workspace > 0);
   EXPECT_EQ(alloc.requests, (std::vector<uint64_t>{c.planned_workspace}));
   EXPECT_EQ(c.phase2_calls, 0);
   EXPECT_EQ(c.executors_destroyed, c.executors_issued);
@@ -406,7 +431,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
 
 TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
   fake_cann::Reset();
-  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   const Outcome o = jas::ascend::SiluBackward(Full(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
@@ -532,13 +557,13 @@ TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhe
 TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   fake_cann::Reset();
   const jas::ascend::CannApi& api = Full().api();
-  Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
-  const int64_t dims[1] = {4}, strides[1] = {1};
+  Buffer g(DataType::kFloat32, {1}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
+  const int64_t dims[1] = {4}, strides[1] = {1}, stride0[1] = {0}, one[1] = {1};
   cann::aclTensor* t[3];
   Buffer* b[3] = {&g, &x, &out};
-  for (int i = 0; i < 3; ++i) {
-    t[i] = api.aclCreateTensor(dims, 1, cann::ACL_FLOAT, strides, 0, cann::ACL_FORMAT_ND, dims, 1,
-                               b[i]->bytes.data());
+  for (int i = 0; i < 3; ++i) {  // grad_output a stride-0 view, which CANN makes contiguous in its workspace
+    t[i] = api.aclCreateTensor(dims, 1, cann::ACL_FLOAT, i == 0 ? stride0 : strides, 0, cann::ACL_FORMAT_ND,
+                               i == 0 ? one : dims, 1, b[i]->bytes.data());
     ASSERT_TRUE(t[i] != nullptr);
   }
   uint64_t ws = 0;
@@ -553,7 +578,135 @@ TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) 
   EXPECT_TRUE(api.aclDestroyAclOpExecutor(e) != 0);                   // and not destroyable twice
   for (cann::aclTensor* tensor : t) EXPECT_EQ(api.aclDestroyTensor(tensor), 0);
   EXPECT_EQ(api.aclDestroyTensor(t[0]), 161002);  // not alive any more
+  EXPECT_EQ(api.aclDestroyTensor(nullptr), 0);     // as opbase's: nothing to destroy
   EXPECT_TRUE(NoLeaks());
+}
+
+namespace {
+
+// Phase 1 and 2 straight on the fake, with tensors `t` (destroyed here).
+struct DirectRun {
+  cann::aclnnStatus phase1 = -1, phase2 = -1;
+  uint64_t workspace = 0;
+};
+DirectRun RunDirect(const jas::ascend::CannApi& api, cann::aclTensor* const t[3]) {
+  DirectRun r;
+  cann::aclOpExecutor* e = nullptr;
+  r.phase1 = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &r.workspace, &e);
+  if (r.phase1 == 0) {
+    std::vector<char> ws(r.workspace);
+    r.phase2 = api.aclnnSiluBackward(r.workspace ? ws.data() : nullptr, r.workspace, e, kStream);
+  }
+  for (int i = 0; i < 3; ++i) api.aclDestroyTensor(t[i]);
+  return r;
+}
+
+}  // namespace
+
+TEST(ascend_glue, fake_without_a_current_context_fails_as_cann_does) {
+  fake_cann::Faults none;
+  none.device = -1;
+  fake_cann::Reset(none);
+  const jas::ascend::CannApi& api = Full().api();
+  cann::aclrtContext context = nullptr;
+  int32_t device = 7;
+  EXPECT_EQ(api.aclrtGetCurrentContext(&context), cann::kAclErrorRtContextNull);
+  EXPECT_EQ(context, nullptr);
+  EXPECT_EQ(api.aclrtGetDevice(&device), cann::kAclErrorRtContextNull);
+  EXPECT_EQ(device, 7);
+  EXPECT_EQ(api.aclrtGetSocName(), nullptr);  // no current device to name
+  // Phase 1 sees an unknown chip: bfloat16 refused and no broadcasting, whatever the chip.
+  Buffer g(DataType::kBFloat16, {4}), x(DataType::kBFloat16, {4}), out(DataType::kBFloat16, {4});
+  const int64_t d1[1] = {4}, s1[1] = {1};
+  cann::aclTensor* bf[3];
+  Buffer* b[3] = {&g, &x, &out};
+  for (int i = 0; i < 3; ++i) {
+    bf[i] = api.aclCreateTensor(d1, 1, cann::ACL_BF16, s1, 0, cann::ACL_FORMAT_ND, d1, 1, b[i]->bytes.data());
+  }
+  EXPECT_EQ(RunDirect(api, bf).phase1, 161002);
+  EXPECT_TRUE(Contains(api.aclGetRecentErrMsg(), "no current device (NpuArch unknown)"));
+  EXPECT_EQ(fake_cann::Calls().phase1_npu_arch, int64_t{0});
+  Buffer g4(DataType::kFloat32, {4}), x34(DataType::kFloat32, {3, 4}), o34(DataType::kFloat32, {3, 4});
+  const int64_t d2[2] = {3, 4}, s2[2] = {4, 1};
+  cann::aclTensor* shapes[3] = {
+      api.aclCreateTensor(d1, 1, cann::ACL_FLOAT, s1, 0, cann::ACL_FORMAT_ND, d1, 1, g4.bytes.data()),
+      api.aclCreateTensor(d2, 2, cann::ACL_FLOAT, s2, 0, cann::ACL_FORMAT_ND, d2, 2, x34.bytes.data()),
+      api.aclCreateTensor(d2, 2, cann::ACL_FLOAT, s2, 0, cann::ACL_FORMAT_ND, d2, 2, o34.bytes.data())};
+  EXPECT_EQ(RunDirect(api, shapes).phase1, 161002);  // even on 950
+  EXPECT_TRUE(Contains(api.aclGetRecentErrMsg(), "must have gradInput's shape"));
+  // Once a device is current, the runtime names its chip.
+  EXPECT_EQ(api.aclrtGetCurrentContext(nullptr), cann::kAclErrorInvalidParam);
+  fake_cann::SetCurrentDevice(0);
+  ASSERT_TRUE(api.aclrtGetSocName() != nullptr);
+  EXPECT_EQ(std::string(api.aclrtGetSocName()), std::string(fake_cann::SocName(fake_cann::CurrentChip())));
+  EXPECT_EQ(api.aclrtGetCurrentContext(&context), 0);
+  EXPECT_TRUE(context != nullptr);
+  EXPECT_TRUE(NoLeaks());
+}
+
+TEST(ascend_glue, fake_computes_into_a_contiguous_result_and_copies_only_into_a_strided_one) {
+  const jas::ascend::CannApi& api = Full().api();
+  for (bool strided : {false, true}) {
+    fake_cann::Reset();
+    Buffer g(DataType::kFloat32, {3}), x(DataType::kFloat32, {3}), out(DataType::kFloat32, {6});
+    g.fill(3, 2.0f);
+    x.fill(4, 4.0f);
+    for (int64_t i = 0; i < 6; ++i) out.set(i, -7.0f);
+    const int64_t d[1] = {3}, s1[1] = {1}, s2[1] = {2}, storage[1] = {6};
+    cann::aclTensor* t[3] = {
+        api.aclCreateTensor(d, 1, cann::ACL_FLOAT, s1, 0, cann::ACL_FORMAT_ND, d, 1, g.bytes.data()),
+        api.aclCreateTensor(d, 1, cann::ACL_FLOAT, s1, 0, cann::ACL_FORMAT_ND, d, 1, x.bytes.data()),
+        api.aclCreateTensor(d, 1, cann::ACL_FLOAT, strided ? s2 : s1, 0, cann::ACL_FORMAT_ND,
+                            strided ? storage : d, 1, out.bytes.data())};
+    const DirectRun r = RunDirect(api, t);
+    ASSERT_EQ(r.phase1, 0);
+    EXPECT_EQ(r.phase2, 0);
+    EXPECT_EQ(fake_cann::Calls().intermediate_output, strided);
+    // contiguous: nothing but the 950 tiling's bytes; strided: an intermediate output of 3 floats, aligned
+    EXPECT_EQ(r.workspace, uint64_t{strided ? 512u : 0u} + (Broadcasts() ? 32 : 0));
+    for (int64_t i = 0; i < 3; ++i) {
+      const double want = g.get(i) * Derivative(x.get(i));
+      EXPECT_NEAR(out.get(strided ? 2 * i : i), want, 1e-5 * (1 + std::fabs(want)));
+      if (strided) EXPECT_EQ(out.get(2 * i + 1), -7.0f);  // the gaps untouched
+    }
+    EXPECT_TRUE(NoLeaks());
+  }
+}
+
+TEST(ascend_glue, no_current_context_fails_before_any_operator_call_naming_the_requirement) {
+  fake_cann::Faults none;
+  none.device = -1;
+  fake_cann::Reset(none);
+  GlueRun r(DataType::kFloat32, {4}, {3, 4}, {3, 4});
+  EXPECT_TRUE(r.outcome.failure == Failure::kNoContext);
+  EXPECT_EQ(r.outcome.status, cann::kAclErrorRtContextNull);
+  for (const char* part : {"SiluGrad on Ascend needs a current ACL context on the thread that runs the XLA handler",
+                           "an Ascend PJRT plugin must make the device's context current",
+                           "aclrtGetCurrentContext returned 107002 (ACL_ERROR_RT_CONTEXT_NULL: none is current)"}) {
+    EXPECT_TRUE(Contains(r.outcome.message, part)) << r.outcome.message;
+  }
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+  EXPECT_TRUE(r.alloc.requests.empty());
+  const xla::ffi::Error e = jas::ascend::ToFfiError(r.outcome);
+  EXPECT_TRUE(e.errc() == xla::ffi::ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(e.message(), r.outcome.message);
+  std::printf("the error for a missing context: %s\n", r.outcome.message.c_str());
+}
+
+TEST(ascend_glue, a_context_current_on_another_thread_does_not_count) {
+  fake_cann::Reset();  // current here, on the test's thread
+  Outcome there;
+  std::thread worker([&] {
+    Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
+    Allocator alloc;
+    there = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  });
+  worker.join();
+  EXPECT_TRUE(there.failure == Failure::kNoContext);
+  EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+  GlueRun here(DataType::kFloat32, {4}, {4}, {4});
+  EXPECT_TRUE(here.outcome.ok()) << here.outcome.message;
 }
 
 // --- errors, independent of the chip ----------------------------------------------
@@ -569,13 +722,85 @@ TEST(ascend_errors, status_labels_name_known_codes_and_classify_the_rest) {
   EXPECT_EQ(jas::ascend::StatusLabel(42), std::string("an unknown status"));
 }
 
-TEST(ascend_errors, the_chip_names_that_broadcast_are_the_950_family) {
-  EXPECT_TRUE(jas::ascend::OperatorBroadcasts("Ascend950PR_9589"));
-  EXPECT_TRUE(jas::ascend::OperatorBroadcasts("Ascend950DT_9582"));
-  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910B3"));
-  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910_9391"));
-  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts("Ascend910A"));
-  EXPECT_TRUE(!jas::ascend::OperatorBroadcasts(nullptr));  // before aclInit
+TEST(ascend_errors, soc_names_map_to_the_npu_arch_of_cann_platform_configs) {
+  // SoC_version -> NpuArch as CANN's runtime src/platform/platform_config/*.ini list them.
+  const std::pair<const char*, int64_t> names[] = {
+      {"Ascend950PR_9589", 3510}, {"Ascend950DT_9582", 3510}, {"Ascend950DT_95A2", 3510},
+      {"Ascend350_354f", 3510},   {"Ascend910_9589", 3510},   {"Ascend910_950x", 3510},  // CANN 8.5's 950 names
+      {"Ascend910B1", 2201},      {"Ascend910B2C", 2201},     {"Ascend910B3", 2201},
+      {"Ascend910B4-1", 2201},    {"Ascend910_9391", 2201},   {"Ascend910_9362", 2201},
+      {"Ascend910A", 1001},       {"Ascend910B", 1001},       {"Ascend910ProB", 1001},
+      {"Ascend910PremiumA", 1001}, {"Ascend310P3", 2002},     {"Ascend310B1", 3002},
+      {"Ascend031", 0},           {"KirinX90", 0},            {nullptr, 0},
+  };
+  for (const auto& [name, arch] : names) {
+    EXPECT_EQ(jas::ascend::NpuArchOfSocName(name), arch) << (name ? name : "null");
+  }
+}
+
+TEST(ascend_errors, chip_classes_broadcast_only_on_3510_and_take_bfloat16_on_2201_and_3510) {
+  for (int64_t arch : {0, 1001, 2002, 2201, 3002, 3510, 9999}) {
+    const jas::ascend::ChipClass& c = jas::ascend::ClassOfNpuArch(arch);
+    EXPECT_EQ(c.broadcasts, arch == 3510) << arch;
+    // An unknown class is not refused bfloat16 here: CANN decides.
+    EXPECT_EQ(c.bfloat16, arch == 2201 || arch == 3510 || arch == 0 || arch == 9999) << arch;
+    EXPECT_EQ(c.npu_arch, arch == 9999 ? 0 : arch);
+  }
+  EXPECT_EQ(jas::ascend::DtypesTaken(jas::ascend::ClassOfNpuArch(1001)), std::string("float32, float16"));
+  EXPECT_EQ(jas::ascend::DtypesTaken(jas::ascend::ClassOfNpuArch(2201)), std::string("float32, float16, bfloat16"));
+}
+
+// --- the chip of the current device (two fake devices of different chips) ---------
+
+namespace {
+
+// Sets $JAX_ASCEND_SILU_FAKE_CHIP for one test.
+struct Devices {
+  std::string saved;
+  bool had;
+  explicit Devices(const char* chips) {
+    const char* v = std::getenv("JAX_ASCEND_SILU_FAKE_CHIP");
+    had = v != nullptr;
+    if (had) saved = v;
+    setenv("JAX_ASCEND_SILU_FAKE_CHIP", chips, 1);
+  }
+  ~Devices() {
+    if (had) {
+      setenv("JAX_ASCEND_SILU_FAKE_CHIP", saved.c_str(), 1);
+    } else {
+      unsetenv("JAX_ASCEND_SILU_FAKE_CHIP");
+    }
+  }
+};
+
+}  // namespace
+
+TEST(ascend_devices, the_chip_class_is_the_current_devices) {
+  Devices devices("910A,950");
+  for (const char* variant : {"cann9/lib64", "cann85/lib64"}) {  // NpuArch from aclrtGetDeviceInfo; SoC name
+    const Cann cann = Cann::Load(In({FakeDir(variant)}));
+    ASSERT_TRUE(cann.ok()) << cann.problem();
+    const bool by_arch = std::string(variant) == "cann9/lib64";
+    for (int device : {0, 1}) {
+      fake_cann::Faults f;
+      f.device = device;
+      fake_cann::Reset(f);
+      jas::ascend::CurrentChip chip;
+      ASSERT_TRUE(jas::ascend::CheckContext(cann.api(), &chip).ok());
+      EXPECT_EQ(chip.device, device);
+      EXPECT_EQ(chip.chip->npu_arch, device == 0 ? 1001 : 3510);
+      EXPECT_EQ(chip.source, by_arch ? (device == 0 ? "NpuArch 1001 of device 0" : "NpuArch 3510 of device 1")
+                                     : (device == 0 ? "SoC name Ascend910A (NpuArch 1001)"
+                                                    : "SoC name Ascend910_9589 (NpuArch 3510)"));
+      GlueRun r(DataType::kFloat32, {4}, {3, 4}, {3, 4}, cann);
+      ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+      EXPECT_EQ(fake_cann::Calls().phase1_device, device);
+      EXPECT_EQ(fake_cann::Calls().created[0].dims, device == 1 ? (Dims{4}) : (Dims{3, 4}));  // own shape on the 950
+      GlueRun bf(DataType::kBFloat16, {4}, {4}, {4}, cann);
+      EXPECT_EQ(bf.outcome.ok(), device == 1) << bf.outcome.message;
+      EXPECT_TRUE(NoLeaks());
+    }
+  }
 }
 
 // --- the run-time search ------------------------------------------------------------
@@ -593,6 +818,12 @@ TEST(ascend_loader, finds_a_complete_install_and_names_its_libraries_and_version
   EXPECT_EQ(cann.version(), std::string("9.0.0-fake"));
   EXPECT_TRUE(cann.notes().empty());
   EXPECT_TRUE(cann.api().aclDestroyAclOpExecutor != nullptr && cann.api().aclrtGetSocName != nullptr);
+  EXPECT_TRUE(cann.api().aclrtGetCurrentContext != nullptr && cann.api().aclrtGetDevice != nullptr &&
+              cann.api().aclrtGetDeviceInfo != nullptr);
+  // libopapi_math.so (no SiluGrad) is passed over, and libopapi_nn.so comes before the deprecated libopapi.so.
+  ASSERT_TRUE(cann.operator_library() != nullptr);
+  EXPECT_EQ(cann.operator_library()->path, FakeDir("cann9/lib64/libopapi_nn.so"));
+  EXPECT_EQ(cann.operator_library()->origin, std::string("test"));
 }
 
 TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_what_it_cannot_release) {
@@ -601,17 +832,18 @@ TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_wha
   ASSERT_TRUE(cann.libraries().size() == 3);
   EXPECT_EQ(cann.libraries()[0].name, std::string("libascendcl.so"));
   EXPECT_EQ(cann.libraries()[2].name, std::string("libopapi.so"));
-  EXPECT_EQ(cann.version(), std::string("8.3.RC1-fake"));  // from aclsysGetCANNVersion
+  EXPECT_EQ(cann.version(), std::string("7.0.0-fake"));  // from aclsysGetCANNVersion
   EXPECT_TRUE(cann.api().aclDestroyAclOpExecutor == nullptr);
   ASSERT_TRUE(cann.notes().size() == 1);
-  EXPECT_TRUE(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found"));
+  EXPECT_TRUE(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found (it is documented since CANN 8.0)"));
 
   fake_cann::Reset();
   fake_cann::ReleaseAll();
   GlueRun ok(DataType::kFloat32, {3, 4}, {4}, {3, 4}, cann);  // it still runs
   EXPECT_TRUE(ok.outcome.ok());
   EXPECT_TRUE(ok.matches_kernel());
-  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {8}), out(DataType::kFloat32, {8});
+  EXPECT_EQ(fake_cann::Calls().operator_library, std::string("libopapi"));
+  Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   Allocator alloc;
   alloc.fail = true;
   const Outcome o = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
@@ -623,7 +855,7 @@ TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_wha
 }
 
 TEST(ascend_loader, the_operator_library_may_sit_under_ascend_opp_path) {
-  const char* vars[3] = {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"};
+  const char* vars[4] = {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH"};
   for (const char* v : vars) unsetenv(v);
   setenv("ASCEND_HOME_PATH", FakeDir("split/home").c_str(), 1);
   setenv("ASCEND_OPP_PATH", FakeDir("split/opp").c_str(), 1);
@@ -664,14 +896,14 @@ TEST(ascend_loader, a_missing_operator_library_is_named_with_where_it_was_looked
   fake_cann::Reset();
   const Cann cann = Cann::Load(In({FakeDir("no_operator/lib64")}));
   EXPECT_TRUE(!cann.ok());
-  EXPECT_TRUE(Contains(cann.problem(), "operator library: libopapi_nn.so or libopapi.so not found in " +
-                                           FakeDir("no_operator/lib64")));
+  EXPECT_TRUE(Contains(cann.problem(), "operator library: aclnnSiluBackwardGetWorkspaceSize in libcust_opapi.so, "
+                                       "libopapi_*.so, libopapi.so not found in " + FakeDir("no_operator/lib64")));
   EXPECT_TRUE(!Contains(cann.problem(), "ACL runtime"));  // the parts that are there are not blamed
   EXPECT_EQ(cann.libraries().size(), size_t{2});
   GlueRun r(DataType::kFloat32, {4}, {4}, {4}, cann);  // no crash: an error naming what is missing
   EXPECT_TRUE(r.outcome.failure == Failure::kNoCann);
   EXPECT_TRUE(Contains(r.outcome.message, "needs CANN"));
-  EXPECT_TRUE(Contains(r.outcome.message, "libopapi_nn.so or libopapi.so"));
+  EXPECT_TRUE(Contains(r.outcome.message, "libcust_opapi.so, libopapi_*.so, libopapi.so"));
   EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kFailedPrecondition);
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
 }
@@ -689,7 +921,7 @@ TEST(ascend_loader, nothing_found_names_every_library_and_every_place) {
   EXPECT_TRUE(!cann.ok());
   EXPECT_TRUE(cann.libraries().empty());
   for (const char* part : {"ACL runtime: libacl_rt.so or libascendcl.so", "aclnn tensor API: libnnopbase.so",
-                           "operator library: libopapi_nn.so or libopapi.so"}) {
+                           "operator library: aclnnSiluBackwardGetWorkspaceSize in libcust_opapi.so"}) {
     EXPECT_TRUE(Contains(cann.problem(), part)) << cann.problem();
   }
   EXPECT_TRUE(
@@ -716,4 +948,114 @@ TEST(ascend_loader, a_file_that_will_not_load_is_reported_with_the_loader_messag
   EXPECT_TRUE(Contains(broken.problem(), "[" + path + ": " + path)) << broken.problem();
   std::remove(path.c_str());
   rmdir(dir);
+}
+
+// --- the operator in torch_npu's order ------------------------------------------------
+
+namespace {
+
+// Sets CANN's variables for one test (the others unset) and restores none:
+// every test of this group sets what it needs.
+void Environment(const char* home, const char* opp, const char* custom) {
+  for (const char* v : {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH"}) {
+    unsetenv(v);
+  }
+  if (home) setenv("ASCEND_HOME_PATH", home, 1);
+  if (opp) setenv("ASCEND_OPP_PATH", opp, 1);
+  if (custom) setenv("ASCEND_CUSTOM_OPP_PATH", custom, 1);
+}
+
+// The operator library the environment leads to, and the fake library that served a call.
+struct Served {
+  std::string path, origin, tag;
+};
+Served ServedBy() {
+  CannSearch search = jas::ascend::SearchFromEnvironment();
+  search.loader_path = false;  // this group's LD_LIBRARY_PATH holds the complete fake
+  const Cann cann = Cann::Load(search);
+  EXPECT_TRUE(cann.ok()) << cann.problem();
+  if (!cann.ok() || cann.operator_library() == nullptr) return {};
+  fake_cann::Reset();
+  GlueRun r(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3}, cann);
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+  EXPECT_TRUE(r.near_formula());
+  return {cann.operator_library()->path, cann.operator_library()->origin, fake_cann::Calls().operator_library};
+}
+
+}  // namespace
+
+TEST(ascend_operator_lookup, a_custom_opp_path_entry_comes_first) {
+  const std::string custom = FakeDir("custom");
+  const std::string entries = FakeDir("nowhere") + "::" + custom;  // a missing entry and an empty one are passed over
+  Environment(FakeDir("cann9").c_str(), FakeDir("vendors/opp").c_str(), entries.c_str());
+  const Served s = ServedBy();
+  EXPECT_EQ(s.path, custom + "/op_api/lib/libcust_opapi.so");
+  EXPECT_EQ(s.origin, "$ASCEND_CUSTOM_OPP_PATH entry " + custom);
+  EXPECT_EQ(s.tag, std::string("custom"));
+  Environment(nullptr, nullptr, nullptr);
+}
+
+TEST(ascend_operator_lookup, then_the_vendors_of_config_ini_in_load_priority_order) {
+  Environment(FakeDir("cann9").c_str(), FakeDir("vendors/opp").c_str(), nullptr);
+  const CannSearch search = jas::ascend::SearchFromEnvironment();
+  ASSERT_TRUE(search.custom_operator_dirs.size() == 3);  // absent, other, vendor_b
+  EXPECT_EQ(search.custom_operator_dirs[0].path, FakeDir("vendors/opp/vendors/absent/op_api/lib"));
+  // "absent" has no directory and "other" has no SiluGrad: vendor_b serves the call.
+  const Served s = ServedBy();
+  EXPECT_EQ(s.path, FakeDir("vendors/opp/vendors/vendor_b/op_api/lib/libcust_opapi.so"));
+  EXPECT_EQ(s.origin, std::string("vendor vendor_b of $ASCEND_OPP_PATH/vendors/config.ini"));
+  EXPECT_EQ(s.tag, std::string("vendor_b"));
+  Environment(nullptr, nullptr, nullptr);
+}
+
+TEST(ascend_operator_lookup, without_custom_operators_the_per_repository_library_serves) {
+  Environment(FakeDir("cann9").c_str(), nullptr, nullptr);
+  const Served s = ServedBy();
+  EXPECT_EQ(s.path, FakeDir("cann9/lib64/libopapi_nn.so"));
+  EXPECT_EQ(s.origin, std::string("$ASCEND_HOME_PATH/lib64"));
+  EXPECT_EQ(s.tag, std::string("libopapi_nn"));
+  Environment(nullptr, nullptr, nullptr);
+}
+
+TEST(ascend_operator_lookup, config_ini_is_read_as_torch_npu_reads_it) {
+  char dir[] = "/tmp/jas_opp_XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir) != nullptr);
+  const std::string vendors = std::string(dir) + "/vendors";
+  EXPECT_TRUE(jas::ascend::VendorOperatorDirs(dir).empty());  // no config.ini
+  ASSERT_EQ(mkdir(vendors.c_str(), 0755), 0);
+  auto write = [&](const char* text) { std::ofstream(vendors + "/config.ini") << text; };
+  write("[vendors]\npriority=x\n");
+  EXPECT_TRUE(jas::ascend::VendorOperatorDirs(dir).empty());  // no load_priority line
+  write("# vendors\nload_priority=a,,b\nload_priority=c\n");  // the first such line; empty names passed over
+  const std::vector<CannSearch::Dir> dirs = jas::ascend::VendorOperatorDirs(dir);
+  ASSERT_TRUE(dirs.size() == 2);
+  EXPECT_EQ(dirs[0].path, vendors + "/a/op_api/lib");
+  EXPECT_EQ(dirs[1].path, vendors + "/b/op_api/lib");
+  EXPECT_EQ(dirs[1].origin, std::string("vendor b of $ASCEND_OPP_PATH/vendors/config.ini"));
+  std::remove((vendors + "/config.ini").c_str());
+  rmdir(vendors.c_str());
+  rmdir(dir);
+}
+
+TEST(ascend_operator_lookup, a_custom_library_of_another_owner_is_skipped_as_torch_npu_skips_it) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to give a file another owner";
+  char dir[] = "/tmp/jas_cust_XXXXXX";
+  ASSERT_TRUE(mkdtemp(dir) != nullptr);
+  const std::string lib = std::string(dir) + "/op_api/lib";
+  ASSERT_EQ(std::system(("mkdir -p " + lib + " && cp " + FakeDir("custom/op_api/lib/libcust_opapi.so") + " " + lib +
+                         " && chown 12345 " + lib + "/libcust_opapi.so").c_str()),
+            0);
+  Environment(FakeDir("cann9").c_str(), nullptr, dir);
+  CannSearch search = jas::ascend::SearchFromEnvironment();
+  search.loader_path = false;
+  const Cann cann = Cann::Load(search);
+  ASSERT_TRUE(cann.ok()) << cann.problem();
+  EXPECT_EQ(cann.operator_library()->path, FakeDir("cann9/lib64/libopapi_nn.so"));
+  Environment(nullptr, nullptr, nullptr);
+  // with nothing else to fall back on, the skip is what the problem reports
+  CannSearch just_custom;
+  just_custom.custom_operator_dirs.push_back({lib, "test"});
+  just_custom.loader_path = false;
+  EXPECT_TRUE(Contains(Cann::Load(just_custom).problem(), "is owned by uid 12345, not by this user"));
+  ASSERT_EQ(std::system(("rm -r " + std::string(dir)).c_str()), 0);
 }
