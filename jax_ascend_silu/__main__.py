@@ -47,7 +47,8 @@ def _print_ascend(status: dict) -> None:
     cann = status["cann"]
     if cann["found"]:
         for lib in cann["libraries"]:
-            print(f"          {lib['role']}: {lib['path']}")
+            label = "aclnnSiluBackward from" if lib["path"] == cann["operator_library"] else lib["role"]
+            print(f"          {label}: {lib['path']} ({lib['origin']})")
         print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
         for note in cann["notes"]:
             print(f"          note: {note}")

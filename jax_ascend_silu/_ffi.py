@@ -95,9 +95,32 @@ def _load(backend: Backend) -> dict:
     if backend.name == "cuda" and not _jax_cuda_plugin_present():
         detail += "; not registered: jax's CUDA plugin is not installed"
         return {"compiled": True, "platforms": [], "detail": detail}
-    for target, capsule in mod.registrations().items():
-        jax.ffi.register_ffi_target(target, capsule, platform=backend.xla_platform)
+    refused = _register(mod, backend.xla_platform)
+    if refused:
+        detail += f"; not registered: {refused}"
+        return {"compiled": True, "platforms": [], "detail": detail, "refused": {backend.xla_platform: refused}}
     return {"compiled": True, "platforms": [backend.xla_platform], "detail": detail}
+
+
+def _register(mod, platform: str) -> str:
+    """Registers the module's handlers for `platform`; returns "" or, for a
+    platform other than cpu, why registering failed.
+
+    jax hands a registration straight to the custom-call handler a PJRT plugin
+    installed for that platform, and raises whatever it raises (one plugin's
+    handler takes one argument where jax passes five: a TypeError). Such a
+    plugin must not break the import, nor the CPU path; a failure on cpu is
+    this package's own and is raised.
+    """
+    for target, capsule in mod.registrations().items():
+        try:
+            jax.ffi.register_ffi_target(target, capsule, platform=platform)
+        except Exception as err:
+            if platform == "cpu":
+                raise
+            return (f"the custom-call handler installed for platform {platform} refused {target}: "
+                    f"{type(err).__name__}: {err}")
+    return ""
 
 
 _STATUS = {backend.name: _load(backend) for backend in BACKENDS}
@@ -175,7 +198,10 @@ def _ascend_report() -> dict:
     else:
         detail = "CANN not found at run time"
     devices, pjrt = _ascend_devices()
-    if devices:
+    refused = _STATUS["ascend"].get("refused")
+    if refused:
+        reached, registration = False, f"no: {next(iter(refused.values()))}"
+    elif devices:
         reached, registration = _registration_reaches(devices[0])
     else:
         reached, registration = False, (
@@ -190,10 +216,16 @@ def backends() -> dict[str, dict]:
     Returns ``{backend: {"compiled": bool, "platforms": [XLA platform names its
     handler is registered for], "detail": str}}`` for each backend of
     ``BACKENDS`` (cpu, cuda, ascend). A compiled backend is registered when its module loads (and,
-    for CUDA, when jax's CUDA plugin is installed).
+    for CUDA, when jax's CUDA plugin is installed). When the custom-call
+    handler a PJRT plugin installed for a platform other than cpu refuses the
+    registration, that backend is left unregistered and says why in
+    ``"refused"`` (``{platform: reason}``) and its ``"detail"``; the package
+    imports and the other backends work.
 
     The Ascend entry also says what the run-time search for CANN found
-    (``"cann"``: found, problem, libraries, version, version_note, notes; its
+    (``"cann"``: found, problem, libraries with the origin of each,
+    operator_library (the file ``aclnnSiluBackward`` comes from), version,
+    version_note, notes; its
     ``"detail"`` names the libraries and version, or what was looked for and
     not found), whether this process has a PJRT backend for platform ASCEND
     (``"pjrt_backend"``, ``"pjrt"``) and whether the handler registration
@@ -201,9 +233,14 @@ def backends() -> dict[str, dict]:
     looked up on the first call, not at import.
     """
     report = {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
-    if report["ascend"]["compiled"] and report["ascend"]["platforms"]:
+    for status in report.values():
+        if "refused" in status:
+            status["refused"] = dict(status["refused"])
+    if report["ascend"]["compiled"] and (report["ascend"]["platforms"] or "refused" in report["ascend"]):
         ascend = _ascend_report()
         report["ascend"].update({**ascend, "cann": {**ascend["cann"], "libraries": list(ascend["cann"]["libraries"]),
                                                       "notes": list(ascend["cann"]["notes"])}})
+        for why in report["ascend"].get("refused", {}).values():
+            report["ascend"]["detail"] += f"; not registered: {why}"
     return report
 

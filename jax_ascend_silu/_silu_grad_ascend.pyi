@@ -11,4 +11,6 @@ def build_info() -> str:
     """How this module reaches CANN."""
 
 def cann() -> dict[str, Any]:
-    """What the search for CANN found (once per process, on first use): found, problem, libraries, version, notes."""
+    """What the search for CANN found (once per process, on first use): found, problem,
+    libraries (role, name, path, origin), operator_library (the file aclnnSiluBackward
+    comes from, or ''), version, version_note, notes."""

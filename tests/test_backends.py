@@ -67,7 +67,8 @@ def _info_in_a_fresh_process(**env) -> subprocess.CompletedProcess:
     """`python -m jax_ascend_silu info` with CANN's variables and the loader path set only as given
     (the search for CANN runs once per process)."""
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH")}
+             if k not in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH",
+                          "LD_LIBRARY_PATH")}
     return subprocess.run([sys.executable, "-m", "jax_ascend_silu", "info"], env={**clean, **env},
                           capture_output=True, text=True, timeout=120, check=False)
 
@@ -80,7 +81,8 @@ def test_info_without_cann_says_what_was_looked_for_and_where():
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert "ascend  compiled, registered for ASCEND (CANN not found at run time)" in out
-    for looked_for in ("libacl_rt.so or libascendcl.so", "libnnopbase.so", "libopapi_nn.so or libopapi.so",
+    for looked_for in ("libacl_rt.so or libascendcl.so", "libnnopbase.so",
+                       "aclnnSiluBackwardGetWorkspaceSize in libcust_opapi.so, libopapi_*.so, libopapi.so",
                        "the loader path", "$ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH, $ASCEND_OPP_PATH are unset"):
         assert looked_for in out, out
     assert "PJRT backend for ASCEND: no" in out
@@ -100,19 +102,38 @@ def test_info_with_the_fake_cann_names_its_libraries_and_version():
     assert run.returncode == 0, run.stderr
     assert "(CANN 9.0.0-fake found at run time: libacl_rt.so, libnnopbase.so, libopapi_nn.so)" in run.stdout
     for role, name in (("ACL runtime", "libacl_rt.so"), ("aclnn tensor API", "libnnopbase.so"),
-                       ("operator library", "libopapi_nn.so")):
-        assert f"{role}: {home}/lib64/{name}" in run.stdout, run.stdout
+                       ("aclnnSiluBackward from", "libopapi_nn.so")):
+        assert f"{role}: {home}/lib64/{name} ($ASCEND_HOME_PATH/lib64)" in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("custom, vendors, provider, origin", [
+    (True, True, "custom/op_api/lib/libcust_opapi.so", "$ASCEND_CUSTOM_OPP_PATH entry {root}/custom"),
+    (False, True, "vendors/opp/vendors/vendor_b/op_api/lib/libcust_opapi.so",
+     "vendor vendor_b of $ASCEND_OPP_PATH/vendors/config.ini"),
+    (False, False, "cann9/lib64/libopapi_nn.so", "$ASCEND_HOME_PATH/lib64"),
+], ids=["custom-opp-path", "vendor-config", "per-repository-library"])
+def test_info_names_the_library_that_provides_the_operator_in_torch_npus_order(custom, vendors, provider, origin):
+    root = os.path.dirname(_fake_cann("cann9"))
+    env = {"ASCEND_HOME_PATH": f"{root}/cann9"}
+    if vendors:
+        env["ASCEND_OPP_PATH"] = f"{root}/vendors/opp"
+    if custom:
+        env["ASCEND_CUSTOM_OPP_PATH"] = f"{root}/custom"
+    run = _info_in_a_fresh_process(**env)
+    assert run.returncode == 0, run.stderr
+    assert f"aclnnSiluBackward from: {root}/{provider} ({origin.format(root=root)})" in run.stdout, run.stdout
 
 
 def test_info_with_an_older_fake_cann_says_what_it_lacks():
     run = _info_in_a_fresh_process(ASCEND_HOME_PATH=_fake_cann("legacy"))
     assert run.returncode == 0, run.stderr
-    assert "CANN 8.3.RC1-fake found at run time: libascendcl.so, libnnopbase.so, libopapi.so" in run.stdout
-    assert "aclDestroyAclOpExecutor not found" in run.stdout
+    assert "CANN 7.0.0-fake found at run time: libascendcl.so, libnnopbase.so, libopapi.so" in run.stdout
+    assert "aclDestroyAclOpExecutor not found (it is documented since CANN 8.0)" in run.stdout
 
 
 @pytest.mark.parametrize("variant, missing", [
-    ("no_operator", "operator library: libopapi_nn.so or libopapi.so not found in {home}/lib64"),
+    ("no_operator", "operator library: aclnnSiluBackwardGetWorkspaceSize in libcust_opapi.so, libopapi_*.so, "
+                    "libopapi.so not found in {home}/lib64"),
     ("no_phase2", "operator library: {home}/lib64/libopapi_nn.so has no aclnnSiluBackward"),
 ])
 def test_info_with_a_half_installed_cann_names_what_is_missing(variant, missing):
@@ -133,6 +154,73 @@ def test_importing_the_package_does_not_open_cann():
     run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "ASCEND_HOME_PATH": home},
                          capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, run.stderr
+
+
+# A PJRT plugin installs its custom-call handler for ASCEND before this package
+# registers: one with another signature (jax calls it with five arguments), or
+# one that raises.
+_BROKEN_HANDLERS = {
+    "wrong-signature": ("def handler(name):\n    pass\n",
+                        "TypeError: handler() takes 1 positional argument but 5 were given"),
+    "raises": ("def handler(name, fn, platform, api_version, traits):\n"
+               "    raise RuntimeError('this plugin takes no FFI handlers')\n",
+               "RuntimeError: this plugin takes no FFI handlers"),
+}
+
+_AFTER_A_BROKEN_HANDLER = """
+import sys
+import numpy as np
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+sys.path.insert(0, {tests!r})
+from reference import assert_silu_grad
+import jax_ascend_silu as jas
+from jax_ascend_silu import __main__ as cli
+status = jas.backends()["ascend"]
+assert status["platforms"] == [], status
+print("refused:", status["refused"])
+assert status["registration_reached"] is False and status["registration"].startswith("no: "), status
+assert jas.backends()["cpu"]["platforms"] == ["cpu"]
+rng = np.random.default_rng(0)
+for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+    for g_shape, x_shape in (((7,), (7,)), ((5,), (3, 5)), ((), (2, 3))):
+        g = (rng.standard_normal(g_shape) * 2).astype(dtype)
+        x = (rng.standard_normal(x_shape) * 6).astype(dtype)
+        assert_silu_grad(np.asarray(jax.jit(jas.silu_grad)(g, x)), g, x, dtype)
+        assert_silu_grad(np.asarray(jas.silu_grad(g, x)), g, x, dtype)
+grad = jax.grad(lambda v: jas.silu(v).sum())(jnp.linspace(-4.0, 4.0, 9))
+np.testing.assert_allclose(grad, jax.grad(lambda v: jax.nn.silu(v).sum())(jnp.linspace(-4.0, 4.0, 9)), rtol=1e-6)
+cli.main(["info"])
+"""
+
+
+@pytest.mark.parametrize("kind", list(_BROKEN_HANDLERS))
+def test_a_broken_ascend_plugin_handler_leaves_import_and_cpu_working(kind):
+    handler, error = _BROKEN_HANDLERS[kind]
+    code = ("from jax._src.lib import xla_client\n" + handler +
+            "xla_client.register_custom_call_handler('ASCEND', handler)\n" +
+            _AFTER_A_BROKEN_HANDLER.format(tests=os.path.dirname(os.path.abspath(__file__))))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    why = f"the custom-call handler installed for platform ASCEND refused {jas._ffi.TARGET}: {error}"
+    assert f"refused: {{'ASCEND': {why!r}}}" in run.stdout, run.stdout
+    ascend = next(line for line in run.stdout.splitlines() if line.startswith("  ascend "))
+    assert ascend.startswith("  ascend  compiled, not registered (") and f"; not registered: {why})" in ascend, ascend
+    assert f"handler registration reached it: no: {why}" in run.stdout, run.stdout
+
+
+def test_a_refused_cpu_registration_is_raised_at_import():
+    # The CPU backend is the package's own: a failure there is never hidden.
+    code = ("from jax._src.lib import xla_client\n"
+            "def handler(name, fn, platform, api_version, traits):\n"
+            "    if b'jax_ascend_silu' in (name if isinstance(name, bytes) else name.encode()):\n"
+            "        raise RuntimeError('no cpu handlers here')\n"
+            "xla_client.register_custom_call_handler('cpu', handler)\n"
+            "import jax_ascend_silu\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode != 0
+    assert "RuntimeError: no cpu handlers here" in run.stderr, run.stderr
 
 
 def test_no_ascend_pjrt_backend_without_a_plugin_that_could_provide_one():

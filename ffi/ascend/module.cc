@@ -28,6 +28,7 @@ NB_MODULE(_silu_grad_ascend, m) {
       entry["role"] = lib.role;
       entry["name"] = lib.name;
       entry["path"] = lib.path;
+      entry["origin"] = lib.origin;
       libraries.append(entry);
     }
     nb::list notes;
@@ -39,6 +40,9 @@ NB_MODULE(_silu_grad_ascend, m) {
     d["version"] = cann.version();
     d["version_note"] = cann.version_note();
     d["notes"] = notes;
+    const jas::ascend::CannLibrary* op = cann.operator_library();
+    d["operator_library"] = op != nullptr ? op->path : std::string();
     return d;
-  }, "What the search for CANN found (once per process, on first use): found, problem, libraries, version, notes.");
+  }, "What the search for CANN found (once per process, on first use): found, problem, libraries (role, name, path, "
+     "origin), operator_library (the file aclnnSiluBackward comes from, or ''), version, version_note, notes.");
 }
