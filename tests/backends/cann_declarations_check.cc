@@ -12,6 +12,7 @@
 // and aclDestroyAclOpExecutor (aclnn/acl_meta.h of opbase). Their parameter
 // types are the ones checked here.
 #include <acl/acl.h>  // CANN's, global namespace
+#include <acl/error_codes/rt_error_codes.h>
 
 #include <cstddef>
 #include <type_traits>
@@ -33,6 +34,7 @@ template <> struct Real<ours::aclTensor> { using type = ::aclTensor; };
 template <> struct Real<ours::aclOpExecutor> { using type = ::aclOpExecutor; };
 template <> struct Real<ours::aclCANNPackageName> { using type = ::aclCANNPackageName; };
 template <> struct Real<ours::aclCANNPackageVersion> { using type = ::aclCANNPackageVersion; };
+template <> struct Real<ours::aclrtDevAttr> { using type = ::aclrtDevAttr; };
 
 template <class Ours, class Theirs>
 constexpr bool kSame = std::is_same_v<RealT<Ours>, Theirs>;
@@ -40,6 +42,12 @@ constexpr bool kSame = std::is_same_v<RealT<Ours>, Theirs>;
 // Scalar types.
 static_assert(std::is_same_v<ours::aclError, ::aclError>, "aclError");
 static_assert(std::is_same_v<ours::aclrtStream, ::aclrtStream>, "aclrtStream");
+static_assert(std::is_same_v<ours::aclrtContext, ::aclrtContext>, "aclrtContext");
+
+// The error codes named.
+static_assert(ours::kAclErrorInvalidParam == ACL_ERROR_INVALID_PARAM, "ACL_ERROR_INVALID_PARAM");
+static_assert(ours::kAclErrorRtInvalidDeviceId == ACL_ERROR_RT_INVALID_DEVICEID, "ACL_ERROR_RT_INVALID_DEVICEID");
+static_assert(ours::kAclErrorRtContextNull == ACL_ERROR_RT_CONTEXT_NULL, "ACL_ERROR_RT_CONTEXT_NULL");
 
 // Enums: the values used, and the underlying type (how they are passed).
 static_assert(ours::ACL_FLOAT == static_cast<int>(::ACL_FLOAT), "ACL_FLOAT");
@@ -48,6 +56,8 @@ static_assert(ours::ACL_DOUBLE == static_cast<int>(::ACL_DOUBLE), "ACL_DOUBLE");
 static_assert(ours::ACL_BF16 == static_cast<int>(::ACL_BF16), "ACL_BF16");
 static_assert(ours::ACL_FORMAT_ND == static_cast<int>(::ACL_FORMAT_ND), "ACL_FORMAT_ND");
 static_assert(ours::ACL_PKG_NAME_CANN == static_cast<unsigned>(::ACL_PKG_NAME_CANN), "ACL_PKG_NAME_CANN");
+static_assert(ours::ACL_DEV_ATTR_NPU_ARCH == static_cast<unsigned>(::ACL_DEV_ATTR_NPU_ARCH), "ACL_DEV_ATTR_NPU_ARCH");
+static_assert(std::is_same_v<std::underlying_type_t<ours::aclrtDevAttr>, std::underlying_type_t<::aclrtDevAttr>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclDataType>, std::underlying_type_t<::aclDataType>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclFormat>, std::underlying_type_t<::aclFormat>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclCANNPackageName>,
@@ -72,6 +82,9 @@ JAS_SAME_FIELD(reserved);
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // aclsysGetCANNVersion, kept for older CANN
 static_assert(kSame<ours::aclGetRecentErrMsgFn, decltype(::aclGetRecentErrMsg)>, "aclGetRecentErrMsg");
 static_assert(kSame<ours::aclrtGetSocNameFn, decltype(::aclrtGetSocName)>, "aclrtGetSocName");
+static_assert(kSame<ours::aclrtGetCurrentContextFn, decltype(::aclrtGetCurrentContext)>, "aclrtGetCurrentContext");
+static_assert(kSame<ours::aclrtGetDeviceFn, decltype(::aclrtGetDevice)>, "aclrtGetDevice");
+static_assert(kSame<ours::aclrtGetDeviceInfoFn, decltype(::aclrtGetDeviceInfo)>, "aclrtGetDeviceInfo");
 static_assert(kSame<ours::aclsysGetVersionStrFn, decltype(::aclsysGetVersionStr)>, "aclsysGetVersionStr");
 static_assert(kSame<ours::aclsysGetCANNVersionFn, decltype(::aclsysGetCANNVersion)>, "aclsysGetCANNVersion");
 #pragma GCC diagnostic pop
