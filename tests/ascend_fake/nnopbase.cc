@@ -17,7 +17,7 @@ cann::aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, 
 
 cann::aclnnStatus aclDestroyTensor(const cann::aclTensor* tensor) { return fake_cann::impl::DestroyTensor(tensor); }
 
-#ifndef FAKE_CANN_NO_DESTROY_EXECUTOR  // absent before CANN 8.5
+#ifndef FAKE_CANN_NO_DESTROY_EXECUTOR  // absent before CANN 8.0, which documents it
 cann::aclnnStatus aclDestroyAclOpExecutor(cann::aclOpExecutor* executor) {
   return fake_cann::impl::DestroyExecutor(executor);
 }
