@@ -1,7 +1,9 @@
 // The Ascend handler: XLA's device buffers and stream handed to the Ascend
 // glue (glue.h), which runs CANN's aclnnSiluBackward through the
 // functions found at run time (cann_loader.h); the workspace comes from XLA's
-// scratch allocator. Registered for platform "ASCEND".
+// scratch allocator. Registered for platform "ASCEND". The glue checks first
+// that the plugin made an ACL context current on this thread, which CANN's
+// operator needs to know the chip.
 #include <string>
 
 #include "ascend/cann.h"

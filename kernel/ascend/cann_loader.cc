@@ -110,7 +110,9 @@ std::vector<Candidate> OperatorCandidates(const CannSearch& search, std::vector<
     }
   }
   for (const CannSearch::Dir& dir : search.dirs) {
-    for (const std::string& name : PerRepositoryLibraries(dir.path)) out.push_back({name, dir.path + "/" + name, dir.origin});
+    for (const std::string& name : PerRepositoryLibraries(dir.path)) {
+      out.push_back({name, dir.path + "/" + name, dir.origin});
+    }
     if (Exists(dir.path + "/libopapi.so")) out.push_back({"libopapi.so", dir.path + "/libopapi.so", dir.origin});
   }
   if (search.loader_path) {
@@ -298,8 +300,8 @@ Cann Cann::Load(const CannSearch& search) {
     const bool soc_name = Lookup(handles[0], "aclrtGetSocName", &api.aclrtGetSocName);
     if (!device_info && !soc_name) {
       cann.notes_.push_back("neither aclrtGetDeviceInfo nor aclrtGetSocName found: the chip is unknown, so "
-                            "broadcast operands are always passed as stride-0 views, which CANN copies into its "
-                            "workspace");
+                            "broadcast operands are always passed as stride-0 views, which CANN makes "
+                            "contiguous in its workspace");
     }
     Lookup(handles[0], "aclsysGetVersionStr", &api.aclsysGetVersionStr);
     Lookup(handles[0], "aclsysGetCANNVersion", &api.aclsysGetCANNVersion);

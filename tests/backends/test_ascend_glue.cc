@@ -292,7 +292,7 @@ TEST(ascend_glue, broadcast_grad_output_is_its_own_shape_on_950_else_a_stride0_v
   if (Broadcasts()) {  // the operator broadcasts: nothing is copied
     EXPECT_EQ(c.created[0].dims, (Dims{4}));
     EXPECT_EQ(c.created[0].strides, (Dims{1}));
-  } else {  // a stride-0 view, which CANN copies into its workspace
+  } else {  // a stride-0 view, which CANN makes contiguous in its workspace
     EXPECT_EQ(c.created[0].dims, (Dims{3, 4}));
     EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
   }
