@@ -97,7 +97,7 @@ def _load(backend: Backend) -> dict:
         return {"compiled": True, "platforms": [], "detail": detail}
     refused = _register(mod, backend.xla_platform)
     if refused:
-        detail += f"; not registered: {refused}"
+        detail += f"; {refused}"
         return {"compiled": True, "platforms": [], "detail": detail, "refused": {backend.xla_platform: refused}}
     return {"compiled": True, "platforms": [backend.xla_platform], "detail": detail}
 
@@ -241,6 +241,6 @@ def backends() -> dict[str, dict]:
         report["ascend"].update({**ascend, "cann": {**ascend["cann"], "libraries": list(ascend["cann"]["libraries"]),
                                                       "notes": list(ascend["cann"]["notes"])}})
         for why in report["ascend"].get("refused", {}).values():
-            report["ascend"]["detail"] += f"; not registered: {why}"
+            report["ascend"]["detail"] += f"; {why}"
     return report
 

@@ -206,7 +206,7 @@ def test_a_broken_ascend_plugin_handler_leaves_import_and_cpu_working(kind):
     why = f"the custom-call handler installed for platform ASCEND refused {jas._ffi.TARGET}: {error}"
     assert f"refused: {{'ASCEND': {why!r}}}" in run.stdout, run.stdout
     ascend = next(line for line in run.stdout.splitlines() if line.startswith("  ascend "))
-    assert ascend.startswith("  ascend  compiled, not registered (") and f"; not registered: {why})" in ascend, ascend
+    assert ascend.startswith("  ascend  compiled, not registered (") and f"; {why})" in ascend, ascend
     assert f"handler registration reached it: no: {why}" in run.stdout, run.stdout
 
 
