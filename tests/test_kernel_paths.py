@@ -21,9 +21,10 @@ from jax_ascend_silu import _silu_grad_cpu
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 
-# Values on both sides of the fast path's |x| <= 32 and of its finite
+# Values on both sides of the fast path's -33 <= x < 24 and of its finite
 # grad_output, plus the specials the general path handles.
-EDGES = [0.0, -0.0, 1.0, -1.2784645, 31.99, 32.0, -32.0, 32.5, -32.5, 64.5, -64.5, -100.0, -260.0,
+EDGES = [0.0, -0.0, 1.0, -1.2784645, 23.99, 24.0, 24.5, -32.99, -33.0, -33.5, 31.99, 32.0, -32.0, 32.5, -32.5,
+         64.5, -64.5, -100.0, -260.0,
          np.inf, -np.inf, np.nan, 3e38, -3e38, 1e-40]
 
 

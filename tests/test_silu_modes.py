@@ -109,7 +109,17 @@ def test_readme_quickstart_runs(x64):
     with jax.enable_x64(x64):
         scope = {}
         exec(compile(_quickstart(), str(README), "exec"), scope)
-    assert any(isinstance(v, jax.Array) for v in scope.values())
+    # The names the Quickstart's comments promise, checked against float64.
+    x = np.asarray(scope["x"], np.float64)
+    assert scope["x"].dtype == jnp.float32 and x.shape == (9,)
+    rtol, atol = TOLERANCE[np.dtype(np.float32)]
+    np.testing.assert_allclose(np.asarray(scope["y"], np.float64), x / (1 + np.exp(-x)), rtol=rtol, atol=atol)
+    exact = reference.silu_grad(np.ones_like(x), x)
+    for name in ("dx", "t"):
+        assert scope[name].dtype == jnp.float32, name
+        np.testing.assert_allclose(np.asarray(scope[name], np.float64), exact, rtol=rtol, atol=atol, err_msg=name)
+    assert scope["g"].shape == (3, 9) and scope["g"].dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(scope["g"], np.float64), np.broadcast_to(exact, (3, 9)), rtol=rtol, atol=atol)
 
 
 def test_forward_and_reverse_mode_on_sharded_arrays_and_in_shard_map():

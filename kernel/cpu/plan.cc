@@ -172,7 +172,6 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   }
 
   const int64_t elem = ElementBytes(e->dtype);
-  // (Not when its size in bytes would not fit the workspace size.)
   uint64_t precompute_bytes = 0;
   e->precompute = x.numel > 0 && x.numel <= out.numel / 2 &&
                   !__builtin_mul_overflow(static_cast<uint64_t>(x.numel), uint64_t{8}, &precompute_bytes);

@@ -5,9 +5,11 @@
 // types rounded once). Where the CPU kernel evaluates s'(x) once per element
 // of a broadcast x in double (its workspace), this kernel evaluates it per
 // output element in float32, so results there may differ from the CPU's in the
-// last bit; without that, they are meant to be bitwise equal, which only a run
-// on a GPU (tests/test_kernel_paths.py) can show. Plain C++ plus the CUDA
-// runtime: no XLA, no Python.
+// last bit; without that, they are meant to be bitwise equal: a GPU run of
+// tests/test_backends.py (test_gpu_matches_cpu_bit_for_bit) checks the
+// arithmetic, and tests/backends/test_cuda_plan.cc runs the kernels' grid
+// loops (kernel/cuda/grid.h) on the host. Plain C++ plus the CUDA runtime: no
+// XLA, no Python.
 #ifndef JAX_ASCEND_SILU_KERNEL_CUDA_SILU_GRAD_CUDA_H_
 #define JAX_ASCEND_SILU_KERNEL_CUDA_SILU_GRAD_CUDA_H_
 
