@@ -26,7 +26,7 @@
 
 #include "common/half.h"
 #include "kernel_test_util.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace {
 

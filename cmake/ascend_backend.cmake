@@ -6,7 +6,7 @@
 # _silu_grad_ascend module carries the "ASCEND" FFI handler.
 add_library(jas_ascend_glue STATIC kernel/ascend/glue.cc kernel/ascend/cann_loader.cc kernel/ascend/chips.cc)
 target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/kernel)
-target_link_libraries(jas_ascend_glue PUBLIC jas_kernel ${CMAKE_DL_LIBS})
+target_link_libraries(jas_ascend_glue PUBLIC jas_kernel_common ${CMAKE_DL_LIBS})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 if(JAX_ASCEND_SILU_PYTHON)

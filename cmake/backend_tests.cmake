@@ -3,13 +3,7 @@
 function(jas_add_backend_test target source)
   add_executable(${target} ${source})
   target_link_libraries(${target} PRIVATE GTest::gtest_main)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source})  # new TESTs register
-  file(STRINGS ${source} _lines REGEX "^TEST\\([A-Za-z0-9_]+, [A-Za-z0-9_]+\\)")
-  foreach(_line IN LISTS _lines)
-    string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+), ([A-Za-z0-9_]+)\\).*" "\\1.\\2" _name "${_line}")
-    jas_add_gtest(backends.${_name} ${target} ${_name})
-    set_tests_properties(backends.${_name} PROPERTIES LABELS backends)
-  endforeach()
+  jas_discover_gtests(${target} backends. LABELS backends)
 endfunction()
 
 # The Ascend glue and its run-time loading against the fake CANN libraries
@@ -18,32 +12,28 @@ endfunction()
 # (JAX_ASCEND_SILU_FAKE_CHIP), the other groups (ascend_loader, ...) once.
 if(JAX_ASCEND_SILU_PYTHON)
   add_executable(ascend_glue_tests tests/backends/test_ascend_glue.cc)
-  target_link_libraries(ascend_glue_tests PRIVATE jas_ffi jas_ascend_glue jas_fake_cann GTest::gtest_main)
+  target_link_libraries(ascend_glue_tests PRIVATE jas_ffi jas_ascend_glue jas_kernel jas_fake_cann GTest::gtest_main)
   target_compile_definitions(ascend_glue_tests PRIVATE JAS_FAKE_CANN_ROOT="${JAS_FAKE_CANN_ROOT}")
   add_dependencies(ascend_glue_tests jas_fake_cann_all)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/backends/test_ascend_glue.cc)
-  file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/tests/backends/test_ascend_glue.cc _lines REGEX "^TEST\\(ascend_[a-z_]+, [A-Za-z0-9_]+\\)")
-  foreach(_line IN LISTS _lines)
-    string(REGEX REPLACE "^TEST\\(([A-Za-z0-9_]+), ([A-Za-z0-9_]+)\\).*" "\\1.\\2" _name "${_line}")
-    if(_name MATCHES "^ascend_glue[.]")
-      foreach(_chip 910A 910B 950)
-        jas_add_gtest(backends.${_name}.${_chip} ascend_glue_tests ${_name})
-        set_tests_properties(backends.${_name}.${_chip} PROPERTIES LABELS backends
-                             ENVIRONMENT JAX_ASCEND_SILU_FAKE_CHIP=${_chip})
-      endforeach()
-    else()
-      # The loader path (LD_LIBRARY_PATH, as CANN's set_env.sh sets it) reaches the complete fake.
-      jas_add_gtest(backends.${_name} ascend_glue_tests ${_name})
-      set_tests_properties(backends.${_name} PROPERTIES LABELS backends
-                           ENVIRONMENT LD_LIBRARY_PATH=${JAS_FAKE_CANN_ROOT}/cann9/lib64)
-    endif()
+  foreach(_chip 910A 910B 950)
+    gtest_discover_tests(ascend_glue_tests TEST_PREFIX backends. TEST_SUFFIX .${_chip} TEST_FILTER "ascend_glue.*"
+                         DISCOVERY_TIMEOUT 60
+                         PROPERTIES LABELS backends ENVIRONMENT JAX_ASCEND_SILU_FAKE_CHIP=${_chip}
+                                    FAIL_REGULAR_EXPRESSION "Running 0 tests")
   endforeach()
+  # The loader path (LD_LIBRARY_PATH, as CANN's set_env.sh sets it) reaches the complete fake.
+  gtest_discover_tests(ascend_glue_tests TEST_PREFIX backends. TEST_FILTER "-ascend_glue.*" DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS backends ENVIRONMENT LD_LIBRARY_PATH=${JAS_FAKE_CANN_ROOT}/cann9/lib64
+                                  FAIL_REGULAR_EXPRESSION "Running 0 tests")
 endif()
 
-# The CUDA backend's host-side planning and indexing (no GPU needed).
+# The CUDA backend's host-side planning, and its kernels' grid loops run over
+# simulated grids against the CPU kernel (no GPU needed).
 if(JAX_ASCEND_SILU_CUDA)
   jas_add_backend_test(cuda_plan_tests tests/backends/test_cuda_plan.cc)
-  target_link_libraries(cuda_plan_tests PRIVATE jas_kernel_cuda)
+  target_sources(cuda_plan_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/kernel_test_util.cc)
+  target_include_directories(cuda_plan_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
+  target_link_libraries(cuda_plan_tests PRIVATE jas_kernel_cuda jas_kernel Threads::Threads)
 endif()
 
 # The CUDA handler's declared traits (needs the XLA FFI headers, so only with

@@ -20,7 +20,7 @@ message(STATUS "CUDA backend: nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures
 add_library(jas_kernel_cuda STATIC kernel/cuda/silu_grad_cuda.cu kernel/cuda/plan.cc)
 # The static runtime keeps the module independent of whichever libcudart
 # jax's CUDA plugin brings; only the driver (libcuda) is needed at run time.
-target_link_libraries(jas_kernel_cuda PUBLIC jas_kernel CUDA::cudart_static)
+target_link_libraries(jas_kernel_cuda PUBLIC jas_kernel_common CUDA::cudart_static)
 set_target_properties(jas_kernel_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
 # Same IEEE operations as the CPU ISAs: no fused multiply-adds the source does
 # not ask for (the device ops are explicitly rounded intrinsics anyway).

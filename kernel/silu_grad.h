@@ -1,10 +1,21 @@
 // SiluGrad: gradInput = gradOutput * s'(x), s(x) = x * sigmoid(x).
 //
-// A two-phase API modelled on Ascend CANN's aclnnSiluBackward:
-//   phase 1 (SiluGradGetWorkspaceSize) validates the tensor descriptors, plans
-//           the loop nest and returns the workspace size and an executor;
-//   phase 2 (SiluGradRun) executes the plan.
-// Status codes use aclnn's numbers. Plain C++: no XLA, no Python.
+// The contract every backend implements, modelled on Ascend CANN's
+// aclnnSiluBackward: the tensor descriptors, dtypes (common/dtype.h), status
+// codes with aclnn's numbers (common/status.h), the rank limit, and two
+// phases with one signature shape:
+//   phase 1, <Backend>GetWorkspaceSize(gradOutput, self, gradInput,
+//            &workspace_size, &executor), validates the descriptors (all
+//            backends through common/validate.h, so they accept and reject
+//            the same ones with the same codes), plans the work, and returns
+//            the workspace bytes and an executor;
+//   phase 2, <Backend>Run(workspace, workspace_size, executor, <stream>),
+//            executes the plan on the backend's stream and releases the
+//            executor; <Backend>DestroyExecutor releases one never run.
+// gradOutput and self broadcast (NumPy rules, right-aligned) to gradInput,
+// whose shape must be exactly their broadcast shape; all three share one
+// dtype; ranks 0..kMaxRank. Each backend's header: cpu/silu_grad_cpu.h,
+// cuda/silu_grad_cuda.h, ascend/glue.h. Plain C++: no XLA, no Python.
 #ifndef JAX_ASCEND_SILU_KERNEL_SILU_GRAD_H_
 #define JAX_ASCEND_SILU_KERNEL_SILU_GRAD_H_
 
@@ -27,61 +38,6 @@ struct TensorDesc {
   int64_t storage_numel = 0;         // elements addressable from `data`: reads and writes stay below it
   void* data = nullptr;              // may be null in phase 1; must be set before phase 2 if non-empty
 };
-
-// Instruction sets the kernel can run with. kAuto picks the best one the
-// processor supports (decided once, at first use). Every ISA computes
-// bitwise-identical results.
-enum class Isa : int32_t { kAuto = 0, kScalar = 1, kAvx2 = 2, kAvx512 = 3 };
-const char* IsaName(Isa isa);
-Isa BestIsa();                 // what kAuto resolves to on this processor
-bool IsaSupported(Isa isa);    // whether this processor and build can run `isa`
-
-// How phase 2 gets parallelism, the CPU analogue of a stream. The kernel splits
-// the work into chunks; the calling thread always works on them too, and up to
-// `num_workers` tasks handed to `schedule` help. A task may start late (or run
-// inline inside `schedule`); phase 2 never waits for a task that has not claimed
-// work, so a saturated pool cannot deadlock it.
-struct Parallel {
-  void* context = nullptr;
-  int64_t num_workers = 0;
-  void (*schedule)(void* context, void (*task)(void* arg), void* arg) = nullptr;
-};
-
-struct SiluGradExecutor;
-
-// Phase 1. gradOutput and self broadcast (NumPy rules, right-aligned) to
-// gradInput, whose shape must be exactly their broadcast shape. All three share
-// one dtype. Ranks 0..8. On success *executor owns the plan; it runs once unless
-// made repeatable.
-Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
-                                const TensorDesc* grad_input, uint64_t* workspace_size,
-                                SiluGradExecutor** executor);
-
-// Phase 2. `workspace` must hold `workspace_size` >= the planned bytes (it may be
-// null only when that is 0). `parallel` may be null (caller thread only). A
-// non-repeatable executor is released by this call, whatever it returns.
-Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* executor,
-                   const Parallel* parallel);
-
-// Repeatable executors (as aclSetAclOpExecutorRepeatable): they survive
-// SiluGradRun, can be re-pointed at new buffers of the same layout, and must be
-// released with SiluGradDestroyExecutor.
-Status SiluGradSetRepeatable(SiluGradExecutor* executor);
-Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, const void* self,
-                       void* grad_input);
-Status SiluGradDestroyExecutor(SiluGradExecutor* executor);
-
-// Chooses the instruction set an executor runs with (default kAuto).
-// kErrParamInvalid when the processor cannot run it.
-Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
-
-// Overrides the chunk size (elements per unit of parallel work; default 16K,
-// a few microseconds of work). Results do not depend on it. By default a pass
-// over fewer than 64K elements (the main pass, or the s'(x) pass over a
-// broadcast self) stays on the calling thread; an explicit chunk size lifts
-// that, so any pass of two or more chunks is shared (tests use it to prove
-// results do not depend on the split).
-Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
 
 }  // namespace jas
 

@@ -7,7 +7,7 @@
 
 #include "fresh_pages.h"
 #include "handlers.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 #include "tensor_desc.h"
 #include "workspace.h"
 #include "xla/ffi/api/ffi.h"

@@ -9,7 +9,7 @@
 
 #include "module.h"
 #include "kernel_bindings.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace nb = nanobind;
 

@@ -8,24 +8,31 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "common/silu_grad_math.h"
 #include "cpu/isa.h"
 
 namespace jas::block {
 
-struct F32 {
-  using Storage = float;
+// Each dtype's vector loads and stores.
+template <DataType T>
+struct Elem;
+template <>
+struct Elem<DataType::kFloat32> {
+  using Storage = DtypeStorage<DataType::kFloat32>::type;
   template <class V> static typename V::F Load(const float* p) { return V::Load(p); }
   template <class V> static void Store(float* p, typename V::F v) { V::Store(p, v); }
 };
-struct F16 {
-  using Storage = uint16_t;
+template <>
+struct Elem<DataType::kFloat16> {
+  using Storage = DtypeStorage<DataType::kFloat16>::type;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadF16(p); }
   template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreF16(p, v); }
 };
-struct BF16 {
-  using Storage = uint16_t;
+template <>
+struct Elem<DataType::kBFloat16> {
+  using Storage = DtypeStorage<DataType::kBFloat16>::type;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadBF16(p); }
   template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreBF16(p, v); }
 };
@@ -41,7 +48,7 @@ template <class V, class T>
 struct Full {  // out = grad_output * s'(x)
   using A = typename T::Storage; using B = A; using O = A;
   static typename V::F Grad(typename V::F g, typename V::F x) {
-    if constexpr (std::is_same_v<T, F32>) {
+    if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
       return math::GradF32<V>(g, x);
     } else {
       return math::GradHalf<V>(g, x);
@@ -117,9 +124,13 @@ constexpr BlockKernels::Entry EntryFor() {
   return {&Run<V, Full<V, T>>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
 }
 
+template <class V, std::size_t... I>
+constexpr BlockKernels MakeTableOf(std::index_sequence<I...>) {
+  return BlockKernels{{EntryFor<V, Elem<kDtypes[I].type>>()...}};
+}
 template <class V>
 constexpr BlockKernels MakeTable() {
-  return BlockKernels{{EntryFor<V, F32>(), EntryFor<V, F16>(), EntryFor<V, BF16>()}};
+  return MakeTableOf<V>(std::make_index_sequence<kNumDtypes>{});
 }
 
 }  // namespace jas::block

@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "cpu/isa.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -4,19 +4,16 @@
 
 #include <cstdint>
 
+#include "common/broadcast.h"
 #include "cpu/isa.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas {
 
-// A row-major walk over `dims` touching three operands (a, b, out) through
-// their own element strides. Dims are coalesced; rank is at least 1.
-struct Loop {
-  int64_t rank = 1;
-  int64_t dims[kMaxRank] = {1};
-  int64_t strides[3][kMaxRank] = {};  // [operand][dim], in elements
+// A coalesced walk over three operands (a, b, out; common/broadcast.h) and
+// the element size of each.
+struct Loop : StridedLoop {
   int64_t elem_bytes[3] = {};
-  int64_t numel = 1;
 };
 
 // A chunk of 16K elements is a few microseconds of work on one core: small
@@ -32,7 +29,6 @@ inline constexpr int64_t kParallelMinElements = 64 * 1024;
 
 struct jas::SiluGradExecutor {
   DataType dtype = DataType::kFloat32;
-  TypeIndex type = TypeIndex::kF32;
   // Over gradInput's shape. a = gradOutput, b = self, or the double s'(self)
   // in the workspace when `precompute` is set.
   Loop main;

@@ -4,14 +4,12 @@
 
 #include <cstdint>
 
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas {
 
 // out[i] = f(a[i], b[i]) for i < n over contiguous arrays (a may be null for `derivative`).
 using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
-
-enum class TypeIndex : int { kF32 = 0, kF16 = 1, kBF16 = 2 };
 
 struct BlockKernels {
   struct Entry {
@@ -19,7 +17,7 @@ struct BlockKernels {
     BlockFn derivative;       // out(double) = s'(x)
     BlockFn from_derivative;  // out = g * d, d double
   };
-  Entry by_type[3];
+  Entry by_type[kNumDtypes];  // in the dtype table's order (DtypeIndex)
 };
 
 // Tables defined in isa_<name>.cc; null when the build lacks that ISA.

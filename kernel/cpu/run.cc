@@ -8,7 +8,7 @@
 #include <new>
 
 #include "cpu/executor.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>  // _mm_getcsr, _mm_pause
@@ -246,7 +246,7 @@ Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* e
   }
   const BlockKernels* kernels = KernelsFor(e.isa);
   if (kernels == nullptr) return kErrInnerNullptr;
-  const BlockKernels::Entry& k = kernels->by_type[static_cast<int>(e.type)];
+  const BlockKernels::Entry& k = kernels->by_type[DtypeIndex(e.dtype)];
   const int64_t elem = e.main.elem_bytes[0];
   const char* go = static_cast<const char*>(e.grad_output) + e.offsets[0] * elem;
   const char* x = static_cast<const char*>(e.self) + e.offsets[1] * elem;

@@ -1,8 +1,8 @@
 // Phase 2 of the CUDA backend: the device kernels and their launch.
 //
-// Two kernels over the plan of plan.cc:
+// Two kernels over the plan of plan.cc, each a walk of grid.h:
 //  - contiguous operands: one flat grid-stride loop with 16-byte loads and
-//    stores (4 float32 or 8 half values per thread and step);
+//    stores (4 float32 or 8 half values per thread and step), then the tail;
 //  - anything else (broadcast, strided): rows of the innermost dimension,
 //    threads across a row, each row's base offsets computed once per thread.
 // The arithmetic is silu_grad_math.h over simd::CudaLane; half types are
@@ -16,31 +16,36 @@
 
 #include "common/silu_grad_math.h"
 #include "cuda/executor.h"
-#include "cuda/layout.h"
+#include "cuda/grid.h"
 #include "cuda/silu_grad_cuda.h"
 #include "cuda/simd_cuda.cuh"
-#include "silu_grad.h"
 
 namespace jas {
 namespace {
 
 using Lane = simd::CudaLane;
-using namespace cuda;  // Layout, RowOffsets, launch shapes
+using namespace cuda;  // the walks and launch shapes
 
-struct F32 {
-  using S = float;
+// Each dtype's device loads and stores.
+template <DataType T>
+struct DeviceElem;
+template <>
+struct DeviceElem<DataType::kFloat32> {
+  using S = DtypeStorage<DataType::kFloat32>::type;
   static constexpr bool kFloat32 = true;
   __device__ static float Load(S v) { return v; }
   __device__ static S Store(float f) { return f; }
 };
-struct F16 {
-  using S = uint16_t;
+template <>
+struct DeviceElem<DataType::kFloat16> {
+  using S = DtypeStorage<DataType::kFloat16>::type;
   static constexpr bool kFloat32 = false;
   __device__ static float Load(S v) { return __half2float(__ushort_as_half(v)); }
   __device__ static S Store(float f) { return __half_as_ushort(__float2half_rn(f)); }
 };
-struct BF16 {
-  using S = uint16_t;
+template <>
+struct DeviceElem<DataType::kBFloat16> {
+  using S = DtypeStorage<DataType::kBFloat16>::type;
   static constexpr bool kFloat32 = false;
   __device__ static float Load(S v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
   __device__ static S Store(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
@@ -59,6 +64,10 @@ __device__ typename T::S Element(typename T::S g, typename T::S x) {
   }
 }
 
+__device__ Thread ThisThread() {
+  return {blockIdx.x, gridDim.x, threadIdx.x, threadIdx.y, blockDim.x, blockDim.y};
+}
+
 // Operands may alias (an output written in place over an input): every
 // element is read before its own slot is written, and by the same thread.
 template <class T, bool kVector>
@@ -66,40 +75,27 @@ __global__ void __launch_bounds__(kThreads)
     FlatKernel(const typename T::S* g, const typename T::S* x, typename T::S* out, int64_t n) {
   using S = typename T::S;
   constexpr int kVec = 16 / sizeof(S);
-  const int64_t step = int64_t{gridDim.x} * blockDim.x;
-  const int64_t tid = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  int64_t begin = 0;
-  if constexpr (kVector) {
-    union Pack {
-      uint4 raw;
-      S e[kVec];
-    };
-    const int64_t vectors = n / kVec;
-    for (int64_t i = tid; i < vectors; i += step) {
-      Pack a, b, o;
-      a.raw = reinterpret_cast<const uint4*>(g)[i];
-      b.raw = reinterpret_cast<const uint4*>(x)[i];
+  union Pack {
+    uint4 raw;
+    S e[kVec];
+  };
+  FlatWalk(
+      ThisThread(), n, kVector ? kVec : 1,
+      [&](int64_t i) {
+        Pack a, b, o;
+        a.raw = reinterpret_cast<const uint4*>(g)[i];
+        b.raw = reinterpret_cast<const uint4*>(x)[i];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) o.e[k] = Element<T>(a.e[k], b.e[k]);
-      reinterpret_cast<uint4*>(out)[i] = o.raw;
-    }
-    begin = vectors * kVec;
-  }
-  for (int64_t i = begin + tid; i < n; i += step) out[i] = Element<T>(g[i], x[i]);
+        for (int k = 0; k < kVec; ++k) o.e[k] = Element<T>(a.e[k], b.e[k]);
+        reinterpret_cast<uint4*>(out)[i] = o.raw;
+      },
+      [&](int64_t i) { out[i] = Element<T>(g[i], x[i]); });
 }
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     StridedKernel(const typename T::S* g, const typename T::S* x, typename T::S* out, Layout l) {
-  const int64_t row_step = int64_t{gridDim.x} * blockDim.y;
-  for (int64_t row = int64_t{blockIdx.x} * blockDim.y + threadIdx.y; row < l.rows; row += row_step) {
-    int64_t o[3];
-    RowOffsets(l, row, o);
-    for (int64_t c = threadIdx.x; c < l.inner; c += blockDim.x) {
-      out[o[2] + c * l.inner_strides[2]] =
-          Element<T>(g[o[0] + c * l.inner_strides[0]], x[o[1] + c * l.inner_strides[1]]);
-    }
-  }
+  StridedWalk(ThisThread(), l, [&](int64_t og, int64_t ox, int64_t oo) { out[oo] = Element<T>(g[og], x[ox]); });
 }
 
 bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -113,7 +109,7 @@ void Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
   if (e.contiguous) {
     constexpr int64_t kVec = 16 / sizeof(S);
     const bool vector = Aligned16(g) && Aligned16(x) && Aligned16(out);
-    const auto blocks = static_cast<unsigned>(FlatBlocks(vector ? (e.numel + kVec - 1) / kVec : e.numel));
+    const auto blocks = static_cast<unsigned>(FlatLaunch(e.numel, vector ? kVec : 1));
     if (vector) {
       FlatKernel<T, true><<<blocks, kThreads, 0, stream>>>(g, x, out, e.numel);
     } else {
@@ -146,12 +142,7 @@ Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExe
     if (failure != nullptr) *failure = {earlier, /*before_launch=*/true};
     return kErrRuntime;
   }
-  switch (e.dtype) {
-    case DataType::kFloat32: Launch<F32>(e, stream); break;
-    case DataType::kFloat16: Launch<F16>(e, stream); break;
-    case DataType::kBFloat16: Launch<BF16>(e, stream); break;
-    default: return kErrParamInvalid;
-  }
+  if (!VisitDtype(e.dtype, [&]<DataType T>() { Launch<DeviceElem<T>>(e, stream); })) return kErrParamInvalid;
   if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) {
     if (failure != nullptr) *failure = {err, /*before_launch=*/false};
     return kErrRuntime;

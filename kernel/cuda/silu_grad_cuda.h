@@ -23,9 +23,9 @@ namespace jas {
 
 struct SiluGradCudaExecutor;
 
-// Phase 1 (host only, nothing touches the device). Descriptors as for
-// SiluGradGetWorkspaceSize, whose checks it applies, so every invalid input gets
-// the same status code on both backends; `data` pointers are device pointers.
+// Phase 1 (host only, nothing touches the device). The contract's descriptors
+// and checks (common/validate.h), so every invalid input gets the same status
+// code on every backend; `data` pointers are device pointers.
 // Broadcast operands are read through stride-0 dimensions, so this plan asks
 // for no workspace; callers still honour whatever size is returned, as the
 // contract allows one.

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas::cann {
 

@@ -35,7 +35,7 @@
 #include "ascend/glue.h"
 #include "common/half.h"
 #include "fake_cann.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace {
 

@@ -1,6 +1,8 @@
-// Phase 1 of the CUDA backend, which runs on the host: it must accept and
-// reject exactly what the CPU phase 1 does, with the same status codes, and
-// plan broadcasting as stride-0 dimensions. Needs no GPU.
+// The CUDA backend on the host: phase 1 must accept and reject exactly what
+// the CPU phase 1 does, with the same status codes, and plan broadcasting as
+// stride-0 dimensions; the kernels' grid loops (kernel/cuda/grid.h), run for
+// every thread of a simulated grid, must write every output element exactly
+// once with the CPU kernel's bits. Needs no GPU.
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -8,10 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu/isa.h"
+#include "cpu/silu_grad_cpu.h"
 #include "cuda/executor.h"
-#include "cuda/layout.h"
+#include "cuda/grid.h"
 #include "cuda/silu_grad_cuda.h"
-#include "silu_grad.h"
+#include "kernel_test_util.h"
 
 namespace {
 
@@ -67,7 +71,7 @@ Plan CudaPlan(const Desc& g, const Desc& x, const Desc& out) {
 }
 
 Dims Strides(const jas::SiluGradCudaExecutor& e, int op) {
-  return Dims(e.strides[op], e.strides[op] + e.rank);
+  return Dims(e.loop.strides[op], e.loop.strides[op] + e.loop.rank);
 }
 
 }  // namespace
@@ -111,8 +115,8 @@ TEST(cuda_plan, contiguous_operands_take_the_flat_path_without_workspace) {
   EXPECT_EQ(p.workspace, uint64_t{0});
   EXPECT_TRUE(p.plan.contiguous);
   EXPECT_EQ(p.plan.numel, int64_t{6});
-  EXPECT_EQ(p.plan.rank, int64_t{2});  // the size-1 dim is dropped
-  EXPECT_EQ(Strides(p.plan, 2), (Dims{3, 1}));
+  EXPECT_EQ(p.plan.loop.rank, int64_t{1});  // the size-1 dim dropped, the rest merged
+  EXPECT_EQ(Strides(p.plan, 2), (Dims{1}));
 }
 
 TEST(cuda_plan, broadcast_operands_get_stride0_dims_and_no_workspace) {
@@ -139,15 +143,18 @@ TEST(cuda_plan, strided_views_and_offsets_are_kept) {
   const Plan p = CudaPlan(Desc{{3, 4}}, x, Desc{{3, 4}});
   EXPECT_EQ(p.status, jas::kSuccess);
   EXPECT_TRUE(!p.plan.contiguous);
-  EXPECT_EQ(Strides(p.plan, 1), (Dims{8, 2}));
+  EXPECT_EQ(Strides(p.plan, 1), (Dims{2}));  // 8 = 4 * 2: one dimension of stride 2
   EXPECT_EQ(p.plan.offsets[1], int64_t{5});
+  Desc y{{3, 4}, {9, 2}};
+  const Plan q = CudaPlan(Desc{{3, 4}}, y, Desc{{3, 4}});
+  EXPECT_EQ(Strides(q.plan, 1), (Dims{9, 2}));
 }
 
 TEST(cuda_plan, scalars_and_empty_tensors) {
   const Plan s = CudaPlan(Desc{{}}, Desc{{}}, Desc{{}});
   EXPECT_EQ(s.status, jas::kSuccess);
   EXPECT_EQ(s.plan.numel, int64_t{1});
-  EXPECT_EQ(s.plan.rank, int64_t{1});
+  EXPECT_EQ(s.plan.loop.rank, int64_t{1});
   EXPECT_TRUE(s.plan.contiguous);
   const Plan e = CudaPlan(Desc{{3, 0}}, Desc{{1}}, Desc{{3, 0}});
   EXPECT_EQ(e.status, jas::kSuccess);
@@ -197,13 +204,11 @@ void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   const jas::cuda::Layout l = jas::cuda::MakeLayout(p.plan);
   std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
   int64_t visits = 0;
-  for (int64_t row = 0; row < l.rows; ++row) {
-    int64_t o[3];
-    jas::cuda::RowOffsets(l, row, o);
-    for (int64_t c = 0; c < l.inner; ++c, ++visits) {
-      seen[o[2] + c * l.inner_strides[2]] = {o[0] + c * l.inner_strides[0], o[1] + c * l.inner_strides[1]};
-    }
-  }
+  const jas::cuda::Thread one_thread;  // a grid of one thread walks everything
+  jas::cuda::StridedWalk(one_thread, l, [&](int64_t og, int64_t ox, int64_t oo) {
+    seen[oo] = {og, ox};
+    ++visits;
+  });
   EXPECT_EQ(visits, p.plan.numel);
   EXPECT_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
   Dims idx(out.dims.size(), 0);
@@ -248,3 +253,158 @@ TEST(cuda_plan, launch_shapes_cover_the_work_and_stay_within_grid_limits) {
   EXPECT_EQ(s.blocks, jas::cuda::kMaxBlocks);
 }
 
+
+// ---- the grid loops over simulated grids ---------------------------------
+
+namespace simulated {
+
+using jas::test::Operand;
+
+// Runs the kernel that SiluGradCudaRun would launch for these operands, on
+// the host: grid.h's walk for every thread of every block (`blocks` 0: the
+// launch's own grid; more work than threads makes the grid-stride loops go
+// round), each element computed by the CPU kernel's scalar code. `vector`
+// stands for 16-byte-aligned pointers (the flat kernel then moves whole
+// vectors). Returns how often each storage element of `out` was written.
+std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64_t blocks) {
+  const jas::TensorDesc dg = g.Desc(), dx = x.Desc(), dout = out.Desc();
+  uint64_t ws = 0;
+  jas::SiluGradCudaExecutor* e = nullptr;
+  EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), jas::kSuccess);
+  std::vector<int> writes(static_cast<size_t>(out.StorageSize()), 0);
+  if (e == nullptr) return writes;
+  const jas::SiluGradCudaExecutor plan = *e;
+  jas::SiluGradCudaDestroyExecutor(e);
+  if (plan.numel == 0) return writes;  // nothing is launched
+  const int64_t eb = jas::ElementBytes(plan.dtype);
+  const jas::BlockFn element = jas::ScalarKernels()->by_type[jas::DtypeIndex(plan.dtype)].full;
+  const unsigned char* gp = g.bytes.data() + plan.offsets[0] * eb;
+  const unsigned char* xp = x.bytes.data() + plan.offsets[1] * eb;
+  unsigned char* op = out.bytes.data() + plan.offsets[2] * eb;
+  auto compute = [&](int64_t og, int64_t ox, int64_t oo) {
+    element(gp + og * eb, xp + ox * eb, op + oo * eb, 1);
+    ++writes.at(static_cast<size_t>(plan.offsets[2] + oo));
+  };
+  if (plan.contiguous) {
+    const int64_t vec = vector ? 16 / eb : 1;
+    const int64_t grid = blocks > 0 ? blocks : jas::cuda::FlatLaunch(plan.numel, vec);
+    for (int64_t b = 0; b < grid; ++b) {
+      for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
+        const jas::cuda::Thread thread{b, grid, t, 0, jas::cuda::kThreads, 1};
+        jas::cuda::FlatWalk(
+            thread, plan.numel, vec,
+            [&](int64_t i) {
+              for (int64_t k = 0; k < vec; ++k) compute(i * vec + k, i * vec + k, i * vec + k);
+            },
+            [&](int64_t i) { compute(i, i, i); });
+      }
+    }
+    return writes;
+  }
+  const jas::cuda::Layout l = jas::cuda::MakeLayout(plan);
+  const jas::cuda::BlockShape shape = jas::cuda::StridedLaunch(l);
+  const int64_t grid = blocks > 0 ? blocks : shape.blocks;
+  for (int64_t b = 0; b < grid; ++b) {
+    for (int64_t ty = 0; ty < shape.y; ++ty) {
+      for (int64_t tx = 0; tx < shape.x; ++tx) {
+        jas::cuda::StridedWalk(jas::cuda::Thread{b, grid, tx, ty, shape.x, shape.y}, l, compute);
+      }
+    }
+  }
+  return writes;
+}
+
+// Every element of out's view written once, nothing else in its storage
+// (canary included), and the view holding the CPU kernel's result for the
+// same inputs made compact (the CPU's own broadcast plan may differ from the
+// GPU's per-element evaluation in the last bit: silu_grad_cuda.h).
+void Check(Operand g, Operand x, Operand out, bool vector, int64_t blocks, const std::string& what) {
+  jas::test::Rng rng(7);
+  jas::test::FillRandom(g, rng, 1.0);
+  jas::test::FillRandom(x, rng, 8.0);
+  jas::test::FillSentinel(out);
+  const std::vector<int> writes = Launch(g, x, out, vector, blocks);
+  std::vector<int> want(writes.size(), 0);
+  Operand cg = jas::test::Contiguous(g.dtype, out.dims), cx = jas::test::Contiguous(x.dtype, out.dims);
+  int64_t n = 0;
+  jas::test::ForEachIndex(out.dims, [&](const jas::test::Dims& idx) {
+    ++want[static_cast<size_t>(out.Locate(idx))];
+    cg.SetBits(n, g.Bits(g.Locate(idx)));
+    cx.SetBits(n, x.Bits(x.Locate(idx)));
+    ++n;
+  });
+  ASSERT_EQ(writes, want) << what << ": not every element written exactly once";
+  Operand expected = jas::test::Contiguous(out.dtype, out.dims);
+  ASSERT_EQ(jas::test::Compute(cg, cx, expected, {jas::Isa::kScalar}), jas::kSuccess) << what;
+  EXPECT_TRUE(jas::test::SameBits(out, expected)) << what << ": differs from the CPU kernel";
+}
+
+std::string What(const Operand& g, const Operand& x, const Operand& out, bool vector, int64_t blocks) {
+  return std::string(jas::DtypeName(out.dtype)) + " g" + jas::test::ToString(g.dims) + " strides " +
+         jas::test::ToString(g.strides) + " x" + jas::test::ToString(x.dims) + " strides " +
+         jas::test::ToString(x.strides) + " out" + jas::test::ToString(out.dims) + " strides " +
+         jas::test::ToString(out.strides) + (vector ? " vector" : " scalar") + " blocks " + std::to_string(blocks);
+}
+
+}  // namespace simulated
+
+TEST(cuda_grid, flat_loop_writes_every_element_once_vectors_and_tail) {
+  // Lengths around the vector widths (4 float32, 8 half values) and the block
+  // size, on the launch's own grid and on grids too small for the work.
+  for (jas::DataType t : jas::test::kTypes) {
+    for (int64_t n : {1, 3, 4, 7, 8, 9, 31, 255, 256, 257, 1023, 2048 + 5, 40000}) {
+      for (bool vector : {true, false}) {
+        for (int64_t blocks : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+          const jas::test::Dims dims{n};
+          simulated::Operand g = jas::test::Contiguous(t, dims), x = jas::test::Contiguous(t, dims);
+          simulated::Operand out = jas::test::Contiguous(t, dims);
+          simulated::Check(g, x, out, vector, blocks, simulated::What(g, x, out, vector, blocks));
+        }
+      }
+    }
+  }
+}
+
+TEST(cuda_grid, strided_loop_writes_every_element_once_on_the_cpu_tests_layouts) {
+  // tests/kernel/test_layout.cc's layouts: random permuted strides with gaps,
+  // stride-0 and overlapping input dims, storage offsets, NumPy broadcasting,
+  // every rank; on the launch's own grid and on a grid of two blocks.
+  jas::test::Rng rng(2);
+  int strided = 0;
+  for (int round = 0; round < 60; ++round) {
+    for (jas::DataType t : jas::test::kTypes) {
+      const int64_t rank = static_cast<int64_t>(rng() % (jas::kMaxRank + 1));
+      jas::test::Dims gd, xd;
+      jas::test::RandomBroadcastPair(rng, rank, rank > 5 ? 3 : 6, &gd, &xd);
+      const jas::test::Dims od = jas::test::BroadcastShape(gd, xd);
+      simulated::Operand g = jas::test::RandomView(t, gd, rng, false), x = jas::test::RandomView(t, xd, rng, false);
+      simulated::Operand out = jas::test::RandomView(t, od, rng, true);
+      for (int64_t blocks : {int64_t{0}, int64_t{2}}) {
+        simulated::Check(g, x, out, false, blocks, simulated::What(g, x, out, false, blocks));
+      }
+      // The same shapes compact, where they take the flat loop.
+      simulated::Operand cg = jas::test::Contiguous(t, od), cx = jas::test::Contiguous(t, od);
+      simulated::Operand cout = jas::test::Contiguous(t, od);
+      simulated::Check(cg, cx, cout, true, 0, simulated::What(cg, cx, cout, true, 0));
+      const jas::TensorDesc a = g.Desc(), b = x.Desc(), c = out.Desc();
+      uint64_t ws = 0;
+      jas::SiluGradCudaExecutor* e = nullptr;
+      ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&a, &b, &c, &ws, &e), jas::kSuccess);
+      strided += !e->contiguous;
+      jas::SiluGradCudaDestroyExecutor(e);
+    }
+  }
+  EXPECT_GT(strided, 100);  // the random layouts exercise the strided kernel
+  // The broadcast shapes of the CUDA plan tests above, and wide rows.
+  for (jas::DataType t : jas::test::kTypes) {
+    const std::vector<std::vector<jas::test::Dims>> shapes = {
+        {{7}, {5, 7}}, {{5, 1}, {1, 7}}, {{}, {3, 4}}, {{2, 1, 4, 1, 3}, {3, 1, 5, 3}}, {{600, 300}, {600, 1}},
+        {{1, 1000}, {3, 1}}};
+    for (const auto& pair : shapes) {
+      const jas::test::Dims od = jas::test::BroadcastShape(pair[0], pair[1]);
+      simulated::Operand g = jas::test::Contiguous(t, pair[0]), x = jas::test::Contiguous(t, pair[1]);
+      simulated::Operand out = jas::test::Contiguous(t, od);
+      simulated::Check(g, x, out, false, 0, simulated::What(g, x, out, false, 0));
+    }
+  }
+}

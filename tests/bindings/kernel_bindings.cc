@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "silu_grad.h"
+#include "cpu/testing.h"
 #include "thread_parallel.h"
 
 namespace nb = nanobind;

@@ -62,6 +62,19 @@ std::string ToString(const Dims& dims) {
   return os.str();
 }
 
+void RandomBroadcastPair(Rng& rng, int64_t rank, int64_t max_dim, Dims* g, Dims* x) {
+  Dims base(static_cast<size_t>(rank));
+  for (int64_t& d : base) d = 1 + static_cast<int64_t>(rng() % max_dim);
+  for (Dims* out : {g, x}) {
+    const size_t keep = (out == g || rank == 0) ? base.size() : rng() % (base.size() + 1);
+    out->assign(base.end() - keep, base.end());
+    for (int64_t& d : *out) {
+      if (rng() % 4 == 0) d = 1;
+    }
+  }
+  if (rng() % 2) std::swap(*g, *x);
+}
+
 TensorDesc Operand::Desc() {
   TensorDesc d;
   d.dtype = dtype;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "silu_grad.h"
+#include "cpu/testing.h"
 
 namespace jas::test {
 
@@ -33,6 +33,9 @@ uint32_t FromFloat(DataType t, float v);  // round to nearest even
 int64_t Numel(const Dims& dims);
 Dims BroadcastShape(const Dims& a, const Dims& b);
 std::string ToString(const Dims& dims);
+// Random input dims broadcasting to a random shape of rank `rank` (dims up
+// to max_dim): each takes a suffix of the shape with some dims set to 1.
+void RandomBroadcastPair(Rng& rng, int64_t rank, int64_t max_dim, Dims* g, Dims* x);
 
 // Spare elements past storage_numel in every operand: nothing may write there.
 inline constexpr int64_t kCanary = 16;

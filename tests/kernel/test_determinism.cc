@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas::test {
 namespace {

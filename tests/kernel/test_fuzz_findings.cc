@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 #include "thread_parallel.h"
 
 namespace jas::test {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -19,21 +19,6 @@ namespace {
 
 std::string Describe(const Operand& go, const Operand& x, const char* what) {
   return std::string(what) + " " + DtypeName(go.dtype) + " g" + ToString(go.dims) + " x" + ToString(x.dims);
-}
-
-// Random input dims broadcasting to a random shape of rank `rank`: each takes
-// a suffix of the shape with some dims set to 1.
-void RandomBroadcastPair(Rng& rng, int64_t rank, int64_t max_dim, Dims* g, Dims* x) {
-  Dims base(static_cast<size_t>(rank));
-  for (int64_t& d : base) d = 1 + static_cast<int64_t>(rng() % max_dim);
-  for (Dims* out : {g, x}) {
-    const size_t keep = (out == g || rank == 0) ? base.size() : rng() % (base.size() + 1);
-    out->assign(base.end() - keep, base.end());
-    for (int64_t& d : *out) {
-      if (rng() % 4 == 0) d = 1;
-    }
-  }
-  if (rng() % 2) std::swap(*g, *x);
 }
 
 TEST(layout, empty_tensors_need_no_workspace_and_write_nothing) {

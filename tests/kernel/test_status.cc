@@ -6,7 +6,7 @@
 
 #include "alloc_counter.h"
 #include "kernel_test_util.h"
-#include "silu_grad.h"
+#include "cpu/testing.h"
 #include "thread_parallel.h"
 
 namespace jas::test {

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas {
 

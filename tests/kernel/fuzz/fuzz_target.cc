@@ -23,7 +23,7 @@
 #include "fuzz_input.h"
 #include "kernel_test_util.h"
 #include "phase1_oracle.h"
-#include "silu_grad.h"
+#include "cpu/testing.h"
 #include "thread_parallel.h"
 
 namespace jas::fuzz {

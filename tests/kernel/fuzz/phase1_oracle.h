@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace jas::fuzz {
 

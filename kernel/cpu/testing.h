@@ -1,0 +1,30 @@
+// Controls over a CPU executor that the tests, the fuzzer and the raw kernel
+// binding use and the FFI handler does not: reuse of one plan, and the split
+// of the work into chunks.
+#ifndef JAX_ASCEND_SILU_KERNEL_CPU_TESTING_H_
+#define JAX_ASCEND_SILU_KERNEL_CPU_TESTING_H_
+
+#include <cstdint>
+
+#include "cpu/silu_grad_cpu.h"
+
+namespace jas {
+
+// Repeatable executors (as aclSetAclOpExecutorRepeatable): they survive
+// SiluGradRun, can be re-pointed at new buffers of the same layout, and must be
+// released with SiluGradDestroyExecutor.
+Status SiluGradSetRepeatable(SiluGradExecutor* executor);
+Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, const void* self,
+                       void* grad_input);
+
+// Overrides the chunk size (elements per unit of parallel work; default 16K,
+// a few microseconds of work). Results do not depend on it. By default a pass
+// over fewer than 64K elements (the main pass, or the s'(x) pass over a
+// broadcast self) stays on the calling thread; an explicit chunk size lifts
+// that, so any pass of two or more chunks is shared (tests use it to prove
+// results do not depend on the split).
+Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
+
+}  // namespace jas
+
+#endif  // JAX_ASCEND_SILU_KERNEL_CPU_TESTING_H_
