@@ -13,6 +13,7 @@ if(JAX_ASCEND_SILU_PYTHON)
   nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc ffi/ascend/handler.cc)
   target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi jas_ascend_glue)
   install(TARGETS _silu_grad_ascend LIBRARY DESTINATION jax_ascend_silu)
+  jas_add_stub(_silu_grad_ascend)
 endif()
 
 # Tests only: the FAKE CANN of tests/ascend_fake, as shared libraries with

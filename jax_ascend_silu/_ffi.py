@@ -26,8 +26,8 @@ def _cpu_module():
 
     Run from the repository root, Python imports this source folder ahead of
     an installed copy, and a plain ``pip install .`` leaves no compiled module
-    here: the import then fails, or finds the stub folder ``_silu_grad_cpu/``
-    and returns it as an empty namespace package (no ``__file__``).
+    here: the import then fails (or finds a namespace package of that name,
+    which has no ``__file__``).
     """
     name = f"{__package__}._silu_grad_cpu"
     try:

@@ -1,6 +1,8 @@
 """Checks the Python tests share: the SiluGrad custom calls in a compiled
-program (the target named once, by the package), and trees of arrays
-compared leaf by leaf."""
+program (the target named once, by the package), trees of arrays compared
+leaf by leaf, and the raw kernel's test module."""
+
+import importlib
 
 import jax
 import numpy as np
@@ -25,3 +27,20 @@ def assert_trees_close(actual, expected, rtol=2e-5, atol=2e-6):
     for a, b in zip(leaves, jax.tree.leaves(expected)):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(np.asarray(a, np.float32), np.asarray(b, np.float32), rtol=rtol, atol=atol)
+
+
+def kernel_module():
+    """The test module ``_silu_grad_cpu_testing`` (tests/bindings): the raw
+    two-phase kernel API on NumPy buffers. The wheel does not ship it; an
+    editable install builds it."""
+    name = "jax_ascend_silu._silu_grad_cpu_testing"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name != name:
+            raise
+        raise ImportError(
+            f"{name} is not built: the tests of the raw kernel need the editable install of README.md's test "
+            "command (pip install -e '.[test]'), or a build with -Ccmake.define.JAX_ASCEND_SILU_TEST_MODULE=ON",
+            name=name,
+        ) from None

@@ -13,11 +13,11 @@ import numpy as np
 
 import jax_ascend_silu as jas
 import reference
-from jax_ascend_silu import _silu_grad_cpu
+from checks import kernel_module
 
 THREADS = 8
 ROUNDS = 12
-kernel = _silu_grad_cpu.kernel
+kernel = kernel_module()
 
 
 def _kernel_silu_grad(g, x):

@@ -1,4 +1,4 @@
-"""The raw kernel through `_silu_grad_cpu.kernel`: strided views with storage
+"""The raw kernel through the test module `_silu_grad_cpu_testing`: strided views with storage
 offsets on NumPy buffers, status codes, and bitwise determinism over ISAs,
 chunk sizes and threads (the C++ tests under ctest go deeper)."""
 
@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import reference
+from checks import kernel_module
 from jax_ascend_silu import _silu_grad_cpu
 
-kernel = _silu_grad_cpu.kernel
+kernel = kernel_module()
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 SENTINEL = {np.dtype(np.float32): 0x7FC0BEEF, np.dtype(np.float16): 0x7E5A, np.dtype(ml_dtypes.bfloat16): 0x7E5A}
 

@@ -1,17 +1,17 @@
-"""What the installed package ships besides code: typing markers, the native
-module's stub (checked against the built module), one version number."""
+"""What the package ships: the operator's native modules with the stubs
+nanobind generates for them at build time, typing markers and one version
+number; not the test module."""
 
 import ast
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import types
-
-import pytest
+import zipfile
 
 import jax_ascend_silu as jas
 from jax_ascend_silu import _silu_grad_cpu
@@ -20,139 +20,78 @@ from jax_ascend_silu._ffi import BACKENDS
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Splits a parameter list at commas outside brackets and quotes."""
-    parts, depth, quote, current = [], 0, "", ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        current += ch
-    return [p.strip() for p in [*parts, current] if p.strip()]
-
-
-def _parameters(signature: str) -> tuple[str, ...]:
-    """Parameter names (without self) of a 'def name(...) -> T' line, as
-    nanobind prints it (its types and defaults need not be valid Python)."""
-    inner = signature[signature.index("(") + 1 : signature.rindex(")")]
-    names = (p.split(":")[0].split("=")[0].strip() for p in _split_top_level(inner))
-    return tuple(n for n in names if n not in ("self", "*", "/"))
-
-
-def _native_surface(module) -> dict:
-    """{name: what it is} for a native module: functions and methods by their
-    parameters, classes by their members, other values as 'value'."""
-    found: dict = {}
-    for name in dir(module):
-        value = getattr(module, name)
-        if name.startswith("_") or isinstance(value, types.ModuleType):
-            continue
-        if hasattr(value, "__nb_signature__"):
-            found[name] = sorted(_parameters(entry[0]) for entry in value.__nb_signature__)
-        elif isinstance(value, type):
-            members = [m for m in dir(value) if not m.startswith("_")] + ["__init__"]
-            found[name] = {
-                m: sorted(_parameters(e[0]) for e in getattr(value, m).__nb_signature__)
-                if hasattr(getattr(value, m), "__nb_signature__")
-                else "attribute"
-                for m in members
-            }
-        else:
-            found[name] = "value"
-    return found
-
-
-def _stub_surface(path: pathlib.Path) -> dict:
-    """The same description, read from a stub file."""
-
-    def describe(body):
-        found: dict = {}
-        for node in body:
-            if isinstance(node, ast.FunctionDef):
-                if any(isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
-                    found[node.name] = "attribute"
-                else:
-                    header = ast.unparse(node).split(") ->")[0] + ")"
-                    found.setdefault(node.name, []).append(_parameters(header))
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                found[node.target.id] = "value"
-            elif isinstance(node, ast.ClassDef):
-                found[node.name] = describe(node.body)
-        return {k: sorted(v) if isinstance(v, list) else v for k, v in found.items()}
-
-    surface = describe(ast.parse(path.read_text()).body)
-    return {k: ({m: ("attribute" if d == "value" else d) for m, d in v.items()} if isinstance(v, dict) else v)
-            for k, v in surface.items()}
-
-
-def _native_modules(module, prefix=""):
-    """The module and its native submodules, as (dotted path below it, module)."""
-    yield prefix, module
-    for name in dir(module):
-        value = getattr(module, name)
-        if isinstance(value, types.ModuleType) and value.__name__ == f"{module.__name__}.{name}":
-            yield from _native_modules(value, f"{prefix}{name}.")
-
-
-def _stub_path(module_name: str, sub_path: str = "") -> pathlib.Path:
-    """Where the stub of a native module (or of one of its submodules) lives:
-    a stub package for modules with submodules, else a single .pyi."""
-    package = PACKAGE / module_name
-    if package.is_dir():
-        return package / ((sub_path.rstrip(".").replace(".", "/") or "__init__") + ".pyi")
-    assert not sub_path
-    return PACKAGE / f"{module_name}.pyi"
-
-
 # The CPU and Ascend modules are always built (the Ascend one opens CANN at run
-# time); the CUDA one only with JAX_ASCEND_SILU_CUDA=ON, and is skipped without it.
+# time); the CUDA one only with JAX_ASCEND_SILU_CUDA=ON.
 NATIVE = [backend.module for backend in BACKENDS]
+ALWAYS_BUILT = ["_silu_grad_cpu", "_silu_grad_ascend"]
+TEST_MODULE = "_silu_grad_cpu_testing"
 
 
-def _built(module_name: str):
-    if importlib.util.find_spec(f"jax_ascend_silu.{module_name}") is None:
-        pytest.skip(f"{module_name} is not built in this installation")
-    return importlib.import_module(f"jax_ascend_silu.{module_name}")
+def _public_names(module) -> set[str]:
+    return {name for name in dir(module) if not name.startswith("_")}
 
 
-def test_package_is_typed_and_ships_a_stub_for_every_native_module():
+def _stub_names(path: pathlib.Path) -> set[str]:
+    """Top-level names a stub file defines."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {name for name in names if not name.startswith("_")}
+
+
+def test_package_is_typed_and_every_built_module_has_its_generated_stub():
     assert (PACKAGE / "py.typed").is_file()
     # The compiled module is the package's own (an editable install keeps it
     # in the installed tree, beside no Python source).
     assert _silu_grad_cpu.__name__ == "jax_ascend_silu._silu_grad_cpu"
     assert pathlib.Path(_silu_grad_cpu.__file__).suffix in (".so", ".pyd")
-    for name in NATIVE:
-        assert _stub_path(name).is_file(), name
+    built = [name for name in NATIVE if importlib.util.find_spec(f"jax_ascend_silu.{name}") is not None]
+    assert set(ALWAYS_BUILT) <= set(built), built
+    for name in built:
+        module = importlib.import_module(f"jax_ascend_silu.{name}")
+        stub = pathlib.Path(module.__file__).with_name(f"{name}.pyi")
+        assert stub.is_file(), f"no stub generated for {name} beside {module.__file__}"
+        assert _stub_names(stub) == _public_names(module), stub
 
 
-@pytest.mark.parametrize("module_name", NATIVE)
-def test_stubs_match_the_built_module(module_name):
-    for sub_path, module in _native_modules(_built(module_name)):
-        native = _native_surface(module)
-        assert native, f"{module.__name__} exposes nothing"
-        assert _stub_surface(_stub_path(module_name, sub_path)) == native, module.__name__
+def _wheel(tmp_path) -> pathlib.Path:
+    """The wheel to inspect: JAX_ASCEND_SILU_WHEEL (CI passes the one it
+    built), else one built here with `pip wheel` and no options, as a user
+    would (pyproject.toml's build folder makes a rebuild incremental)."""
+    given = os.environ.get("JAX_ASCEND_SILU_WHEEL")
+    if given:
+        return pathlib.Path(given)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+                         capture_output=True, text=True, timeout=1800)
+    assert run.returncode == 0, run.stderr[-4000:]
+    (wheel,) = tmp_path.glob("jax_ascend_silu-*.whl")
+    return wheel
 
 
-@pytest.mark.parametrize("stub_folder", [True, False], ids=["stub-folder", "no-stub-folder"])
-def test_source_folder_without_compiled_module_says_what_to_do(tmp_path, stub_folder):
+def test_wheel_ships_the_operator_and_its_stubs_not_the_test_module(tmp_path):
+    names = zipfile.ZipFile(_wheel(tmp_path)).namelist()
+    files = {pathlib.PurePosixPath(n).name for n in names if n.startswith("jax_ascend_silu/")}
+    for module in ALWAYS_BUILT:
+        assert any(f.startswith(f"{module}.") and f.endswith((".so", ".pyd")) for f in files), (module, files)
+        assert f"{module}.pyi" in files, (module, files)
+    assert "py.typed" in files
+    assert not [n for n in names if TEST_MODULE in n or n.startswith("tests/")], names
+
+
+def test_source_folder_without_compiled_module_says_what_to_do(tmp_path):
     # `python -m jax_ascend_silu` from the repository root after a plain
     # `pip install .`: Python imports the source folder, which holds no
     # compiled module, ahead of the installed package. A copy of the source
     # folder stands in for it, imported without any editable install's import
     # hook (a plain install has none).
     source = pathlib.Path(__file__).resolve().parents[1] / "jax_ascend_silu"
-    compiled = ["*.so", "*.pyd", "__pycache__"] + ([] if stub_folder else ["_silu_grad_cpu"])
-    shutil.copytree(source, tmp_path / "jax_ascend_silu", ignore=shutil.ignore_patterns(*compiled))
-    assert (tmp_path / "jax_ascend_silu" / "_silu_grad_cpu").is_dir() == stub_folder
+    shutil.copytree(source, tmp_path / "jax_ascend_silu", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
     code = (
         "import importlib.machinery as m, sys\n"
         "sys.meta_path[:] = [f for f in sys.meta_path if f in (m.BuiltinImporter, m.FrozenImporter, m.PathFinder)]\n"

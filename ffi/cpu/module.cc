@@ -1,5 +1,4 @@
-// The nanobind module: the FFI handler capsule, the kernel's ISA, and the
-// raw kernel API for the tests (submodule `kernel`).
+// The nanobind module: the FFI handler capsule and the kernel's ISA.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -8,7 +7,6 @@
 #include <vector>
 
 #include "module.h"
-#include "kernel_bindings.h"
 #include "cpu/silu_grad_cpu.h"
 
 namespace nb = nanobind;
@@ -27,7 +25,4 @@ NB_MODULE(_silu_grad_cpu, m) {
     }
     return names;
   }, "Instruction sets this build and processor can run.");
-
-  nb::module_ kernel = m.def_submodule("kernel");
-  jas::ffi::DefineKernelModule(kernel);
 }

@@ -1,9 +1,9 @@
-// `_silu_grad_cpu.kernel`: SiluGradGetWorkspaceSize and SiluGradRun on strided
-// views of 1-D NumPy buffers, with the instruction set, chunk size and thread
-// count chosen by the caller. Statuses come back as numbers, as the C++ API
+// `_silu_grad_cpu_testing`, a test module that the wheel does not ship:
+// SiluGradGetWorkspaceSize and SiluGradRun on strided views of 1-D NumPy
+// buffers, with the instruction set, chunk size and thread count chosen by the
+// caller (no JAX involved). Statuses come back as numbers, as the C++ API
 // returns them; only misuse of the binding itself raises.
-#include "kernel_bindings.h"
-
+#include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -154,8 +154,11 @@ Status Run(std::optional<View> grad_output, std::optional<View> self, std::optio
 }
 
 }  // namespace
+}  // namespace jas::ffi
 
-void DefineKernelModule(nb::module_& m) {
+NB_MODULE(_silu_grad_cpu_testing, m) {
+  using namespace jas;
+  using namespace jas::ffi;
   m.doc() = "The raw two-phase SiluGrad kernel API on strided views of 1-D NumPy buffers.";
   m.attr("SUCCESS") = kSuccess;
   m.attr("ERR_PARAM_NULLPTR") = kErrParamNullptr;
@@ -187,5 +190,3 @@ void DefineKernelModule(nb::module_& m) {
         "threads: counting the caller, extra ones are std::threads. workspace_bytes: the size\n"
         "handed to phase 2 (default: exactly what phase 1 planned).");
 }
-
-}  // namespace jas::ffi
