@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "common/shape_string.h"
 #include "silu_grad.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -39,7 +40,7 @@ inline const char* XlaTypeName(xffi::DataType t) {
 }
 
 // A dense row-major XLA buffer as a kernel descriptor (strides implied).
-inline TensorDesc Describe(const xffi::AnyBuffer& b) {
+inline TensorDesc TensorDescOf(const xffi::AnyBuffer& b) {
   TensorDesc d;
   d.dtype = KernelType(b.element_type());
   d.rank = static_cast<int64_t>(b.dimensions().size());
@@ -60,14 +61,10 @@ auto BindOperands(Binding&& binding) {
       .template Ret<xffi::AnyBuffer>();
 }
 
+// "float32[3,4]"
 inline std::string ShapeString(const xffi::AnyBuffer& b) {
-  std::string s = std::string(XlaTypeName(b.element_type())) + "[";
   const auto dims = b.dimensions();
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ",";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
+  return jas::ShapeString(XlaTypeName(b.element_type()), dims.begin(), static_cast<int64_t>(dims.size()));
 }
 
 // "grad_output float32[3,4], self float32[4], grad_input float32[3,4]"
@@ -96,7 +93,7 @@ xffi::Error Phase1(Status (*get_workspace_size)(const TensorDesc*, const TensorD
                                                 Executor**),
                    const xffi::AnyBuffer& grad_output, const xffi::AnyBuffer& self, const xffi::AnyBuffer& grad_input,
                    uint64_t* workspace_bytes, Executor** executor) {
-  const TensorDesc go = Describe(grad_output), x = Describe(self), gi = Describe(grad_input);
+  const TensorDesc go = TensorDescOf(grad_output), x = TensorDescOf(self), gi = TensorDescOf(grad_input);
   if (Status s = get_workspace_size(&go, &x, &gi, workspace_bytes, executor); s != kSuccess) {
     return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, grad_input));
   }

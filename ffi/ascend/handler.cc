@@ -28,7 +28,7 @@ xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator 
   const xffi::AnyBuffer* buffers[3] = {&grad_output, &self, &(*grad_input)};
   ascend::Operand ops[3];
   for (int i = 0; i < 3; ++i) {
-    const TensorDesc d = Describe(*buffers[i]);
+    const TensorDesc d = TensorDescOf(*buffers[i]);
     if (!IsSupported(d.dtype)) {
       std::string names;
       for (const DtypeInfo& t : kDtypes) names += std::string(names.empty() ? "" : ", ") + t.name;
