@@ -31,6 +31,17 @@ struct CheckedOperands {
 Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, const TensorDesc* grad_input,
                      CheckedOperands* checked);
 
+// How every backend's phase 1 starts: the caller's outputs are cleared first,
+// so no failure leaves them unset, then checked, then the operands.
+template <class Executor>
+Status BeginPhase1(const TensorDesc* grad_output, const TensorDesc* self, const TensorDesc* grad_input,
+                   uint64_t* workspace_size, Executor** executor, CheckedOperands* checked) {
+  if (executor != nullptr) *executor = nullptr;
+  if (workspace_size != nullptr) *workspace_size = 0;
+  if (workspace_size == nullptr || executor == nullptr) return kErrParamNullptr;
+  return CheckOperands(grad_output, self, grad_input, checked);
+}
+
 }  // namespace jas
 
 #endif  // JAX_ASCEND_SILU_KERNEL_COMMON_VALIDATE_H_

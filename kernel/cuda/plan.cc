@@ -12,12 +12,8 @@ namespace jas {
 Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
                                     const TensorDesc* grad_input, uint64_t* workspace_size,
                                     SiluGradCudaExecutor** executor) {
-  // Outputs are cleared first, so no failure leaves a caller's variable unset.
-  if (executor != nullptr) *executor = nullptr;
-  if (workspace_size != nullptr) *workspace_size = 0;
-  if (workspace_size == nullptr || executor == nullptr) return kErrParamNullptr;
   CheckedOperands c;
-  if (Status s = CheckOperands(grad_output, self, grad_input, &c); s != kSuccess) return s;
+  if (Status s = BeginPhase1(grad_output, self, grad_input, workspace_size, executor, &c); s != kSuccess) return s;
 
   auto* e = new (std::nothrow) SiluGradCudaExecutor;
   if (e == nullptr) return kErrInnerCreateExecutor;
