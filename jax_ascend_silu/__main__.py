@@ -23,7 +23,7 @@ def _info(_: argparse.Namespace) -> int:
     import jaxlib
 
     import jax_ascend_silu
-    from jax_ascend_silu import _silu_grad_cpu as ext
+    from jax_ascend_silu._ffi import ext  # the compiled CPU module
 
     print(f"jax_ascend_silu {jax_ascend_silu.__version__}")
     print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")

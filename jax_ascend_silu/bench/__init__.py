@@ -24,7 +24,8 @@ QUICK_SIZES = (12, 16, 20, 24)
 
 
 def environment() -> dict:
-    from .. import __version__, _silu_grad_cpu as ext
+    from .. import __version__
+    from .._ffi import ext  # the compiled CPU module
 
     def read(path):
         try:
