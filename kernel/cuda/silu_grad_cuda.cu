@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "common/silu_grad_math.h"
 #include "cuda/executor.h"
@@ -32,21 +33,18 @@ struct DeviceElem;
 template <>
 struct DeviceElem<DataType::kFloat32> {
   using S = DtypeStorage<DataType::kFloat32>::type;
-  static constexpr bool kFloat32 = true;
   __device__ static float Load(S v) { return v; }
   __device__ static S Store(float f) { return f; }
 };
 template <>
 struct DeviceElem<DataType::kFloat16> {
   using S = DtypeStorage<DataType::kFloat16>::type;
-  static constexpr bool kFloat32 = false;
   __device__ static float Load(S v) { return __half2float(__ushort_as_half(v)); }
   __device__ static S Store(float f) { return __half_as_ushort(__float2half_rn(f)); }
 };
 template <>
 struct DeviceElem<DataType::kBFloat16> {
   using S = DtypeStorage<DataType::kBFloat16>::type;
-  static constexpr bool kFloat32 = false;
   __device__ static float Load(S v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
   __device__ static S Store(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 };
@@ -57,7 +55,7 @@ struct DeviceElem<DataType::kBFloat16> {
 template <class T>
 __device__ typename T::S Element(typename T::S g, typename T::S x) {
   const float gf = T::Load(g), xf = T::Load(x);
-  if constexpr (T::kFloat32) {
+  if constexpr (std::is_same_v<T, DeviceElem<DataType::kFloat32>>) {
     return T::Store(math::GradF32<Lane>(gf, xf));
   } else {
     return T::Store(math::GradHalf<Lane>(gf, xf));
