@@ -22,10 +22,11 @@ struct BlockKernels {
   Entry by_type[3];
 };
 
-// Tables defined in silu_grad_isa_*.cc; null when the build lacks that ISA.
+// Tables defined in isa_*.cc; null when the build lacks that ISA.
 const BlockKernels* ScalarKernels();
 const BlockKernels* Avx2Kernels();
 const BlockKernels* Avx512Kernels();
+const BlockKernels* NeonKernels();
 
 const BlockKernels* KernelsFor(Isa isa);  // resolved ISA (not kAuto); null if unavailable
 
