@@ -13,6 +13,7 @@
 #include <cpuid.h>
 #endif
 #if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
 
@@ -54,8 +55,7 @@ bool CpuHas(Isa isa) {
   // Linux still says whether the kernel lets user code use it.
   if (isa == Isa::kNeon) {
 #if defined(__linux__)
-    constexpr unsigned long kHwcapAsimd = 1ul << 1;  // HWCAP_ASIMD, <asm/hwcap.h>
-    return (getauxval(AT_HWCAP) & kHwcapAsimd) != 0;
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
 #else
     return true;
 #endif
