@@ -6,7 +6,8 @@
 // cases, so Min/Max are a compare and a select. FNEG/FABS are plain sign-bit
 // operations only while FPCR.AH is clear, which kernel/cpu/run.cc ensures
 // with the rest of the float environment.
-// Include only from a translation unit compiled for AArch64.
+// Include only from a translation unit compiled for little-endian AArch64
+// (Lookup32 numbers the bytes of a lane from its low end).
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_SIMD_NEON_H_
 #define JAX_ASCEND_SILU_KERNEL_CPU_SIMD_NEON_H_
 
