@@ -7,7 +7,7 @@
 // results down to gradual underflow) or, for odd bit patterns, times 2^-70
 // (normal, but below the kernel's threshold for finishing in double). Build the target `exhaustive_accuracy` (configure with
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
-//   exhaustive_accuracy [--isa auto|scalar|avx2|avx512] [--threads N]
+//   exhaustive_accuracy [--isa auto|scalar|avx2|avx512|neon] [--threads N]
 //                       [--stride S] [--grad one|random|tiny|all]
 // --stride S checks every S-th bit pattern (a quick look). Exit status 1 when
 // any result is beyond the float32 bound (4 ulp) or wrongly NaN/inf.
@@ -152,8 +152,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--isa") {
-      isa = value == "scalar" ? jas::Isa::kScalar : value == "avx2" ? jas::Isa::kAvx2
-                                                  : value == "avx512" ? jas::Isa::kAvx512 : jas::Isa::kAuto;
+      isa = jas::Isa::kAuto;
+      for (jas::Isa named : jas::kIsas) {
+        if (value == jas::IsaName(named)) isa = named;
+      }
     } else if (flag == "--threads") {
       threads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--stride") {

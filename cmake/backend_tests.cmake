@@ -7,10 +7,10 @@ function(jas_add_backend_test target source)
 endfunction()
 
 # The Ascend glue and its run-time loading against the fake CANN libraries
-# (the XLA FFI headers are needed for the ffi::Error mapping, so only with the
-# Python module). TEST(ascend_glue, ...) runs once per fake chip
+# (the XLA FFI headers are needed for the ffi::Error mapping: with the Python
+# module, or XLA_FFI_INCLUDE_DIR given). TEST(ascend_glue, ...) runs once per fake chip
 # (JAX_ASCEND_SILU_FAKE_CHIP), the other groups (ascend_loader, ...) once.
-if(JAX_ASCEND_SILU_PYTHON)
+if(TARGET jas_ffi)
   add_executable(ascend_glue_tests tests/backends/test_ascend_glue.cc)
   target_link_libraries(ascend_glue_tests PRIVATE jas_ffi jas_ascend_glue jas_kernel jas_fake_cann GTest::gtest_main)
   target_compile_definitions(ascend_glue_tests PRIVATE JAS_FAKE_CANN_ROOT="${JAS_FAKE_CANN_ROOT}")

@@ -20,7 +20,7 @@ NB_MODULE(_silu_grad_cpu, m) {
         "The instruction set the kernel runs with on this processor.");
   m.def("supported_isas", [] {
     std::vector<std::string> names;
-    for (jas::Isa isa : {jas::Isa::kScalar, jas::Isa::kAvx2, jas::Isa::kAvx512}) {
+    for (jas::Isa isa : jas::kIsas) {
       if (jas::IsaSupported(isa)) names.emplace_back(jas::IsaName(isa));
     }
     return names;

@@ -12,6 +12,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace jas {
 
@@ -20,6 +24,9 @@ const BlockKernels* Avx2Kernels() { return nullptr; }
 #endif
 #ifndef JAS_HAVE_AVX512
 const BlockKernels* Avx512Kernels() { return nullptr; }
+#endif
+#ifndef JAS_HAVE_NEON
+const BlockKernels* NeonKernels() { return nullptr; }
 #endif
 
 namespace {
@@ -43,21 +50,33 @@ bool CpuHas(Isa isa) {
     default:
       return isa == Isa::kScalar;
   }
+#elif defined(__aarch64__)
+  // Advanced SIMD (FMA and half conversions included) is part of AArch64;
+  // Linux still says whether the kernel lets user code use it.
+  if (isa == Isa::kNeon) {
+#if defined(__linux__)
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+#else
+    return true;
+#endif
+  }
+  return isa == Isa::kScalar;
 #else
   return isa == Isa::kScalar;
 #endif
 }
 
-// JAX_ASCEND_SILU_ISA=scalar|avx2|avx512 caps the automatic choice (for
-// testing and benchmarking the fallbacks); unknown values are ignored.
+// JAX_ASCEND_SILU_ISA=scalar|avx2|avx512|neon makes the automatic choice
+// that ISA when this processor runs it (for testing and benchmarking the
+// fallbacks); otherwise, and for unknown values, the best one is used.
 Isa DetectBest() {
-  Isa cap = Isa::kAvx512;
   if (const char* env = std::getenv("JAX_ASCEND_SILU_ISA")) {
-    if (std::strcmp(env, "scalar") == 0) cap = Isa::kScalar;
-    if (std::strcmp(env, "avx2") == 0) cap = Isa::kAvx2;
+    for (Isa isa : kIsas) {
+      if (std::strcmp(env, IsaName(isa)) == 0 && IsaSupported(isa)) return isa;
+    }
   }
-  for (Isa isa : {Isa::kAvx512, Isa::kAvx2}) {
-    if (static_cast<int>(isa) <= static_cast<int>(cap) && IsaSupported(isa)) return isa;
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kNeon}) {
+    if (IsaSupported(isa)) return isa;
   }
   return Isa::kScalar;
 }
@@ -70,6 +89,7 @@ const char* IsaName(Isa isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
     case Isa::kAvx512: return "avx512";
+    case Isa::kNeon: return "neon";
   }
   return "unknown";
 }
@@ -82,6 +102,7 @@ bool ComputeSupported(Isa isa) {
     case Isa::kScalar: k = ScalarKernels(); break;
     case Isa::kAvx2: k = Avx2Kernels(); break;
     case Isa::kAvx512: k = Avx512Kernels(); break;
+    case Isa::kNeon: k = NeonKernels(); break;
     default: return false;
   }
   return k != nullptr && CpuHas(isa);
@@ -94,7 +115,7 @@ bool IsaSupported(Isa isa) {
   // Asked on every call, and CPUID traps to the hypervisor on a virtual
   // machine, so the answers are taken once.
   static const bool supported[] = {false, ComputeSupported(Isa::kScalar), ComputeSupported(Isa::kAvx2),
-                                   ComputeSupported(Isa::kAvx512)};
+                                   ComputeSupported(Isa::kAvx512), ComputeSupported(Isa::kNeon)};
   const int i = static_cast<int>(isa);
   return i > 0 && i < static_cast<int>(std::size(supported)) && supported[i];
 }
@@ -111,6 +132,7 @@ const BlockKernels* KernelsFor(Isa isa) {
     case Isa::kScalar: return ScalarKernels();
     case Isa::kAvx2: return Avx2Kernels();
     case Isa::kAvx512: return Avx512Kernels();
+    case Isa::kNeon: return NeonKernels();
     default: return nullptr;
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -35,6 +36,27 @@ class FloatEnvGuard {
  private:
   static constexpr unsigned kClear = 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*rounding*/;
   unsigned saved_;
+#elif defined(__aarch64__)
+  // FPCR, likewise: flush-to-zero (FZ, FZ16), default NaN (DN), the
+  // alternative half format (AHP), the rounding mode (RMode) and FEAT_AFP's
+  // FIZ/AH/NEP (AH changes what FNEG/FABS do to a NaN; simd_neon.h).
+  FloatEnvGuard() : saved_(Read()) {
+    if (saved_ & kClear) Write(saved_ & ~kClear);
+  }
+  ~FloatEnvGuard() {
+    if (saved_ & kClear) Write(saved_);
+  }
+
+ private:
+  static uint64_t Read() {
+    uint64_t v;
+    asm volatile("mrs %0, fpcr" : "=r"(v));
+    return v;
+  }
+  static void Write(uint64_t v) { asm volatile("msr fpcr, %0" : : "r"(v)); }
+  static constexpr uint64_t kClear = (1u << 26) /*AHP*/ | (1u << 25) /*DN*/ | (1u << 24) /*FZ*/ |
+                                     (3u << 22) /*RMode*/ | (1u << 19) /*FZ16*/ | 0x7u /*NEP, AH, FIZ*/;
+  uint64_t saved_;
 #endif
 };
 

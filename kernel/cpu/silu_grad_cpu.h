@@ -13,7 +13,9 @@ namespace jas {
 // Instruction sets the kernel can run with. kAuto picks the best one the
 // processor supports (decided once, at first use). Every ISA computes
 // bitwise-identical results.
-enum class Isa : int32_t { kAuto = 0, kScalar = 1, kAvx2 = 2, kAvx512 = 3 };
+enum class Isa : int32_t { kAuto = 0, kScalar = 1, kAvx2 = 2, kAvx512 = 3, kNeon = 4 };
+// Every ISA other than kAuto, whatever this processor runs.
+inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon};
 const char* IsaName(Isa isa);
 Isa BestIsa();                 // what kAuto resolves to on this processor
 bool IsaSupported(Isa isa);    // whether this processor and build can run `isa`

@@ -103,10 +103,13 @@ void InitView(View* v, std::optional<Storage> storage, std::vector<int64_t> shap
 }
 
 Isa ParseIsa(const std::string& name) {
-  for (Isa isa : {Isa::kAuto, Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  if (name == IsaName(Isa::kAuto)) return Isa::kAuto;
+  std::string names = IsaName(Isa::kAuto);
+  for (Isa isa : kIsas) {
     if (name == IsaName(isa)) return isa;
+    names += std::string(", ") + IsaName(isa);
   }
-  throw nb::value_error(("unknown isa '" + name + "'; expected auto, scalar, avx2 or avx512").c_str());
+  throw nb::value_error(("unknown isa '" + name + "'; expected one of " + names).c_str());
 }
 
 // Phase 1 with null operands where the caller passed None.
@@ -186,7 +189,7 @@ NB_MODULE(_silu_grad_cpu_testing, m) {
         nb::kw_only(), nb::arg("isa") = "auto", nb::arg("chunk_elements") = 0, nb::arg("threads") = 1,
         nb::arg("workspace_bytes") = nb::none(),
         "Both phases; writes grad_input's view in place and returns the status.\n"
-        "isa: auto, scalar, avx2 or avx512. chunk_elements: 0 for the kernel's default.\n"
+        "isa: auto, scalar, avx2, avx512 or neon. chunk_elements: 0 for the kernel's default.\n"
         "threads: counting the caller, extra ones are std::threads. workspace_bytes: the size\n"
         "handed to phase 2 (default: exactly what phase 1 planned).");
 }

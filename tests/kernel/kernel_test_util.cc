@@ -15,7 +15,7 @@ namespace jas::test {
 
 std::vector<Isa> SupportedIsas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : kIsas) {
     if (IsaSupported(isa)) isas.push_back(isa);
   }
   return isas;

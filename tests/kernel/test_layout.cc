@@ -14,6 +14,10 @@
 #include <xmmintrin.h>
 #endif
 
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+#define JAS_TEST_FLOAT_ENV 1
+#endif
+
 namespace jas::test {
 namespace {
 
@@ -278,10 +282,27 @@ TEST(layout, float32_reused_x_stays_within_4_ulp) {
   }
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if JAS_TEST_FLOAT_ENV
+// The calling thread's float control register, and the settings the kernel
+// must undo: flush-to-zero, denormals-are-zero (x86) or default NaN (AArch64),
+// and round toward zero.
+#if defined(__aarch64__)
+uint64_t ReadFloatEnv() {
+  uint64_t v;
+  asm volatile("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+void WriteFloatEnv(uint64_t v) { asm volatile("msr fpcr, %0" : : "r"(v)); }
+constexpr uint64_t kOddFloatEnv = (1u << 24) /*FZ*/ | (1u << 25) /*DN*/ | (3u << 22) /*toward zero*/;
+#else
+uint64_t ReadFloatEnv() { return _mm_getcsr(); }
+void WriteFloatEnv(uint64_t v) { _mm_setcsr(static_cast<unsigned>(v)); }
+constexpr uint64_t kOddFloatEnv = 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*toward zero*/;
+#endif
+
 TEST(layout, caller_float_environment_does_not_matter) {
-  // Flush-to-zero, denormals-are-zero and round-toward-zero on the calling
-  // thread must change nothing; results in this range are subnormal.
+  // The settings above on the calling thread must change nothing; results
+  // in this range are subnormal.
   Rng rng(6);
   for (DataType t : kTypes) {
     Operand go = Contiguous(t, {4, 1000}), x = Contiguous(t, {4, 1000});
@@ -294,12 +315,12 @@ TEST(layout, caller_float_environment_does_not_matter) {
       if (rows == 1) gx.bytes.assign(x.bytes.begin(), x.bytes.begin() + static_cast<long>(gx.bytes.size()));
       Operand normal = Contiguous(t, {4, 1000}), odd = Contiguous(t, {4, 1000});
       EXPECT_EQ(Compute(go, gx, normal), kSuccess);
-      const unsigned saved = _mm_getcsr();
-      const unsigned odd_env = saved | 0x8000u /*FTZ*/ | 0x0040u /*DAZ*/ | 0x6000u /*toward zero*/;
-      _mm_setcsr(odd_env);
+      const uint64_t saved = ReadFloatEnv();
+      const uint64_t odd_env = saved | kOddFloatEnv;
+      WriteFloatEnv(odd_env);
       const Status s = Compute(go, gx, odd);
-      const unsigned after = _mm_getcsr();
-      _mm_setcsr(saved);
+      const uint64_t after = ReadFloatEnv();
+      WriteFloatEnv(saved);
       EXPECT_EQ(s, kSuccess);
       EXPECT_EQ(after, odd_env);  // the caller's settings are restored
       EXPECT_TRUE(SameBits(normal, odd)) << DtypeName(t) << " rows " << rows;

@@ -335,7 +335,7 @@ TEST(status, bad_isa_or_chunk_size_is_161002) {
   SiluGradExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
   EXPECT_EQ(SiluGradSetIsa(e, static_cast<Isa>(9)), kErrParamInvalid);
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : kIsas) {
     EXPECT_EQ(SiluGradSetIsa(e, isa), IsaSupported(isa) ? kSuccess : kErrParamInvalid);
   }
   EXPECT_EQ(SiluGradSetChunkElements(e, 0), kErrParamInvalid);
