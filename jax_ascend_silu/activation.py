@@ -17,15 +17,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from .op import silu_grad_overwriting, tangent
+from .op import ModulePrimitive, compiled, silu_grad_overwriting, tangent
 from .operands import describe, kernel_takes
 
 # ------------------------------------------- the tangent s'(x) * t, linear in t --
 
-_tangent_p = Primitive("jax_ascend_silu_silu_tangent")
+_tangent_p = ModulePrimitive("jax_ascend_silu_silu_tangent", __name__, "_tangent_p")
 
 
 def _tangent_in_jnp(t, x):
@@ -35,7 +34,7 @@ def _tangent_in_jnp(t, x):
 
 
 _tangent_p.def_abstract_eval(lambda t, x: t)
-_tangent_p.def_impl(jax.jit(_tangent_in_jnp))
+_tangent_p.def_impl(compiled(_tangent_in_jnp))
 mlir.register_lowering(_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
 
 
@@ -69,9 +68,12 @@ ad.defjvp(_tangent_p, lambda t_dot, t, x: _tangent_p.bind(t_dot, x), _x_term)
 
 # ------------------------------------------------------------------- silu --
 
+_forward = compiled(jax.nn.silu)  # the values of jit under jax.disable_jit() too
+
+
 @jax.custom_jvp
 def _silu(x):
-    return jax.nn.silu(x)
+    return _forward(x)
 
 
 @_silu.defjvp
@@ -89,9 +91,9 @@ def silu(x):
     forward mode (``jax.jvp``, ``jax.jacfwd``) works too and computes
     ``s'(x) * t`` in ``jax.numpy``. Derivatives of every order are defined.
 
-    Inputs the kernel does not take, float64 (with ``jax_enable_x64``) or rank
-    above 8, run ``jax.nn.silu`` and its own autodiff instead, as ``route``
-    does: same values, no custom call.
+    Inputs the kernel does not take, float64 (with ``jax_enable_x64``), run
+    ``jax.nn.silu`` and its own autodiff instead, as ``route`` does: same
+    values, no custom call. Any rank is taken.
 
     Raises:
       TypeError: ``x`` is not a floating-point array (integers, complex).
