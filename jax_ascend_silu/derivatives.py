@@ -40,25 +40,29 @@ _CLAMP = 250.0  # beyond, |grad_output| * |s'(x) - limit| < 2^-149 for any float
 _LN2_HI, _LN2_LO = 0.693145751953125, 1.4286067653e-06  # ln 2 = hi + lo, hi with 15 significant bits
 
 
-def times_silu_prime(g, x):
-    """g * s'(x) in float32 (or wider), accurate to a few ulp for every input,
-    with s'(x) written so that nothing cancels or overflows (E = e^-|x|):
+def silu_prime_parts(x):
+    """s'(x) as hi + lo (two float32s, or wider) times unscale^2, for float32 x
+    (or wider), accurate to about one ulp of e^-|x| for every input, with s'
+    written so that nothing cancels or overflows (E = e^-|x|):
 
         x > 0:   s'(x) = (1 + E*(1 + x)) / (1 + E)^2
         x <= 0:  s'(x) = E*(1 + x + E) / (1 + E)^2
 
     ``1 + x + E`` vanishes at the root x0 = -1.27846...; within 0.5 of it the
     exact identity 1 + x + e^x = d + c*expm1(d), d = x - x0, c = e^x0, has two
-    terms of one sign, so relative accuracy holds up to the root (x0 is
-    carried as two float32s, hi + lo). Below x = -64
-    E is scaled by a power of two, so a large g meets a normal-range s'(x).
-    The limits at +-inf are g and g * -0.0 (s' tends to 0 from below)."""
-    g, x = wide_float(g), wide_float(x)
+    terms of one sign, so relative accuracy holds up to the root (x0 is carried
+    as two float32s). Every other rounding is carried along as a low part
+    (Knuth's TwoSum, products of half-length splits: no wider type needed). Below x = -64
+    E is scaled by 2^160 (unscale = 2^-80), so a large factor meets a
+    normal-range s'(x). lo has hi's sign (or is 0), so an infinite factor gives
+    an infinity. The limits: s'(inf) = 1, s'(-inf) = -0.0 (from below)."""
+    x = wide_float(x)
     dtype = x.dtype
 
     def const(v):
         return jnp.asarray(v, dtype)
 
+    zero = jnp.zeros_like(x)
     scaled = x < _SCALE_BELOW
     xc = jnp.clip(x, -_CLAMP, _CLAMP)
     z = -jnp.abs(xc)
@@ -67,7 +71,7 @@ def times_silu_prime(g, x):
     r = (z - n * const(_LN2_HI)) - n * const(_LN2_LO)
     e_scaled = jnp.ldexp(jnp.exp(r), (n + _SCALE_BITS).astype(jnp.int32))
     e = jnp.where(scaled, e_scaled, jnp.exp(z))
-    e_den = jnp.where(scaled, jnp.zeros_like(e), e)  # (1 + E)^2 is 1 there
+    e_den = jnp.where(scaled, zero, e)  # (1 + E)^2 is 1 there
     p = const(1) + xc  # exact for x <= -0.5
     # Near the root: 1 + x + E = d * P, d = x - x0 = t - lo (t = x - hi exact),
     # P = -x0 + c*q, q = expm1(d)/d - 1 by its Taylor series (|d| < 0.5).
@@ -76,31 +80,55 @@ def times_silu_prime(g, x):
     t = x - const(_ROOT_HI)
     d = t - const(_ROOT_LO)
     near = jnp.abs(d) < 0.5
-    q = jnp.zeros_like(d)
+    q = zero
     for k in range(11, 1, -1):
         q = (q + const(1 / math.factorial(k))) * d
     big_p = const(-_ROOT_HI) + const(_ROOT_C) * q
     g_near = t * big_p - const(_ROOT_LO) * big_p
-    # Elsewhere 1 + x + E as a sum and its rounding error (TwoSum), and
-    # 1 + E likewise, so neither rounding reaches the quotient.
+    # Elsewhere 1 + x + E with its rounding error; 1 + E likewise.
     a, a_err = _two_sum(p, e_den)
     a = jnp.where(near, g_near, a)
-    a_err = jnp.where(near, jnp.zeros_like(a_err), a_err)
-    u, u_err = _two_sum(const(1), e_den)
-    num = jnp.where(x > 0, e * p + const(1), e * a)
-    # (E*a) / u^2 with the rounding errors of E*a, u and u^2 carried as low
-    # parts (Dekker's exact products), so that only the division and the last
-    # products round: XLA's own rewrite of num/u/u to num/(u*u) adds no error.
-    num_lo = jnp.where(x > 0, jnp.zeros_like(a), _product_error(e, a, num) + e * a_err)
-    den = u * u
-    den_lo = _product_error(u, u, den) + const(2) * u * u_err
-    ds = num / den
-    nonzero = jnp.where(num == 0, jnp.ones_like(num), num)
-    ds = ds + ds * (num_lo / nonzero - den_lo / den)
-    scale = jnp.where(scaled, const(_UNSCALE), const(1))
-    out = ((g * scale) * ds) * scale
-    out = jnp.where(x == jnp.inf, g, out)
-    return jnp.where(x == -jnp.inf, g * const(-0.0), out)
+    a_err = jnp.where(near, zero, a_err)
+    u, u_err = _one_plus(e_den)
+    # The numerator: 1 + E*(1 + x) for x > 0, E*a for x <= 0, each as hi + lo.
+    pos = x > 0
+    ep, ep_lo = _product(e, p)
+    num_pos, num_pos_lo = _one_plus(ep)
+    ea, ea_lo = _product(e, a)
+    num = jnp.where(pos, num_pos, ea)
+    num_lo = jnp.where(pos, num_pos_lo + ep_lo, ea_lo + e * a_err)
+    den, den_lo = _product(u, u)
+    den_lo = den_lo + const(2) * u * u_err
+    # Both renormalised (hi parts rounded), then (num + num_lo) / (den + den_lo)
+    # as hi + lo: hi rounded, lo from the exact remainder.
+    num, num_lo = _two_sum(num, num_lo)
+    den, den_lo = _two_sum(den, den_lo)
+    hi = num / den
+    prod, prod_lo = _product(hi, den)
+    lo = (((num - prod) - prod_lo) + num_lo - hi * den_lo) / den
+    # Renormalised (|lo| <= half an ulp of hi), then lo takes hi's sign: hi one
+    # ulp nearer zero where they differ.
+    hi, lo = _two_sum(hi, lo)
+    flip = (lo != 0) & (jnp.signbit(lo) != jnp.signbit(hi)) & (hi != 0)
+    nearer = jnp.nextafter(hi, zero)
+    lo = jnp.where(flip, lo + (hi - nearer), lo)
+    hi = jnp.where(flip, nearer, hi)
+    # s'(x) < 0 below the root however small: an underflowed (or, as XLA's CPU
+    # code does, flushed) s'(x) keeps that sign, as x = -inf's limit -0 does.
+    hi = jnp.where((hi == 0) & (x < const(_ROOT_HI)), const(-0.0), hi)
+    hi = jnp.where(x == jnp.inf, const(1), hi)
+    lo = jnp.where(jnp.isinf(x), zero, lo)
+    return hi, lo, jnp.where(scaled, const(_UNSCALE), const(1))
+
+
+def times_silu_prime(g, x):
+    """g * s'(x) in float32 (or wider), linear in g (so it transposes to
+    ct * s'(x) computed alike): two products and a sum beyond s'(x)'s own error."""
+    g = wide_float(g)
+    hi, lo, unscale = silu_prime_parts(x)
+    gu = g * unscale
+    out = jnp.where(lo == 0, gu * hi, gu * hi + gu * lo)
+    return out * unscale
 
 
 def _two_sum(a, b):
@@ -110,23 +138,36 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
+def _one_plus(b):
+    """1 + b as hi + lo for 0 <= b <= 1, with hi = 1 + b cut to a multiple of
+    2^-23 (so exact) and lo = the rest of b (exact). TwoSum does not survive
+    here: XLA folds (1 + b) - 1 into b when one addend is a constant."""
+    scale = jnp.asarray(2.0**23, b.dtype)
+    b_hi = jnp.floor(b * scale) / scale
+    return 1 + b_hi, b - b_hi
+
+
 def _split(a):
-    """a = hi + lo with 12-bit halves, whose products are exact (Dekker)."""
-    c = a * jnp.asarray(4097.0, a.dtype)
-    hi = c - (c - a)
+    """a = hi + lo, hi a with the low half of its significand cleared, so that
+    products of halves are exact."""
+    bits, mask = (jnp.int32, -(1 << 12)) if a.dtype == jnp.float32 else (jnp.int64, -(1 << 27))
+    hi = jax.lax.bitcast_convert_type(jax.lax.bitcast_convert_type(a, bits) & mask, a.dtype)
     return hi, a - hi
 
 
-def _product_error(a, b, p):
-    """a*b - p exactly, for p = a*b rounded (Dekker's TwoProduct, no FMA needed)."""
+def _product(a, b):
+    """a*b as hi + lo: hi the exact product of the high halves, lo the rest
+    (rounded only far below hi's last bit). Every product is exact, so the
+    result holds whether or not the compiler contracts a multiply and an add
+    into an FMA, which breaks the usual form a*b - round(a*b)."""
     ah, al = _split(a)
     bh, bl = _split(b)
-    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return ah * bh, (ah * bl + al * bh) + al * bl
 
 
 def silu_prime(x):
     """s'(x) = sigma(x) * (1 + x * (1 - sigma(x))), the factor SiluGrad applies."""
-    return times_silu_prime(jnp.ones_like(x), x)
+    return times_silu_prime(jnp.ones_like(wide_float(x)), x)
 
 
 def silu_second(x):
