@@ -9,19 +9,11 @@ that ``inf * 0`` would give.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
 import jax.numpy as jnp
-
-
-def _with_limits(formula, x, at_pos_inf, at_neg_inf):
-    """formula(x) in float32 or wider, with the given limits at +-inf."""
-    wide = wide_float(x)
-    inf = jnp.isinf(wide)
-    safe = jnp.where(inf, jnp.zeros_like(wide), wide)  # keeps inf out of every branch's gradient
-    out = jnp.where(inf, jnp.where(wide > 0, at_pos_inf, at_neg_inf), formula(safe))
-    return out
 
 
 def wide_float(a):
@@ -66,11 +58,7 @@ def silu_prime_parts(x):
     scaled = x < _SCALE_BELOW
     xc = jnp.clip(x, -_CLAMP, _CLAMP)
     z = -jnp.abs(xc)
-    # e^z * 2^160 where scaled, by Cody-Waite reduction: z - n ln2 is exact in its high part.
-    n = jnp.round(z * const(1.4426950408889634))
-    r = (z - n * const(_LN2_HI)) - n * const(_LN2_LO)
-    e_scaled = jnp.ldexp(jnp.exp(r), (n + _SCALE_BITS).astype(jnp.int32))
-    e = jnp.where(scaled, e_scaled, jnp.exp(z))
+    e = _exp_scaled(z, scaled)
     e_den = jnp.where(scaled, zero, e)  # (1 + E)^2 is 1 there
     p = const(1) + xc  # exact for x <= -0.5
     # Near the root: 1 + x + E = d * P, d = x - x0 = t - lo (t = x - hi exact),
@@ -138,6 +126,16 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
+def _exp_scaled(z, scaled):
+    """e^z, times 2^160 where ``scaled`` (z <= -64, where e^z is subnormal or
+    less), by Cody-Waite reduction: z - n ln2 is exact in its high part."""
+    const = functools.partial(jnp.asarray, dtype=z.dtype)
+    n = jnp.round(z * const(1.4426950408889634))
+    r = (z - n * const(_LN2_HI)) - n * const(_LN2_LO)
+    e_scaled = jnp.ldexp(jnp.exp(r), (n + _SCALE_BITS).astype(jnp.int32))
+    return jnp.where(scaled, e_scaled, jnp.exp(z))
+
+
 def _one_plus(b):
     """1 + b as hi + lo for 0 <= b <= 1, with hi = 1 + b cut to a multiple of
     2^-23 (so exact) and lo = the rest of b (exact). TwoSum does not survive
@@ -171,10 +169,17 @@ def silu_prime(x):
 
 
 def silu_second(x):
-    """s''(x) = sigma(x) * (1 - sigma(x)) * (2 + x * (1 - 2 sigma(x)))."""
+    """s''(x) = sigma(x) * (1 - sigma(x)) * (2 + x * (1 - 2 sigma(x))), in float32
+    (or wider). It is even; with a = |x| and E = e^-a it reads
 
-    def formula(v):
-        sig = jax.nn.sigmoid(v)
-        return sig * (1 - sig) * (2 + v * (1 - 2 * sig))
+        s''(x) = E * (2 (1 + E) - a (1 - E)) / (1 + E)^3,
 
-    return _with_limits(formula, x, 0.0, 0.0)
+    1 - E from expm1: nothing overflows or loses relative accuracy except
+    next to its roots |x| = 2.39936..., where the bracket cancels."""
+    a = jnp.minimum(jnp.abs(wide_float(x)), _CLAMP)  # e^-250 * 2^160 is 0: the limits 0 at +-inf
+    scaled = a > -_SCALE_BELOW  # E (scaled) as in silu_prime_parts, and 1 + E = 1 there
+    e = _exp_scaled(-a, scaled)
+    one_e = 1 + jnp.where(scaled, jnp.zeros_like(e), e)
+    unscale = jnp.where(scaled, jnp.asarray(_UNSCALE, a.dtype), jnp.asarray(1, a.dtype))
+    out = e * (2 * one_e + a * jnp.expm1(-a)) / (one_e * one_e * one_e)
+    return out * unscale * unscale
