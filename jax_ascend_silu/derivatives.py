@@ -168,6 +168,7 @@ def silu_prime(x):
     return times_silu_prime(jnp.ones_like(wide_float(x)), x)
 
 
+@jax.custom_jvp
 def silu_second(x):
     """s''(x) = sigma(x) * (1 - sigma(x)) * (2 + x * (1 - 2 sigma(x))), in float32
     (or wider). It is even; with a = |x| and E = e^-a it reads
@@ -183,3 +184,23 @@ def silu_second(x):
     unscale = jnp.where(scaled, jnp.asarray(_UNSCALE, a.dtype), jnp.asarray(1, a.dtype))
     out = e * (2 * one_e + a * jnp.expm1(-a)) / (one_e * one_e * one_e)
     return out * unscale * unscale
+
+
+def _silu_third(x):
+    """The third derivative, s''' = sigma' ((1 - 2 sigma) (3 + x (1 - 2 sigma)) - 2 x sigma'),
+    sigma' = sigma (1 - sigma), in plain jnp (differentiable again); 0 at +-inf."""
+    v = wide_float(x)
+    inf = jnp.isinf(v)
+    safe = jnp.where(inf, jnp.zeros_like(v), v)
+    sig = jax.nn.sigmoid(safe)
+    d1 = sig * (1 - sig)
+    m = 1 - 2 * sig
+    return jnp.where(inf, jnp.zeros_like(v), d1 * (m * (3 + safe * m) - 2 * safe * d1))
+
+
+@silu_second.defjvp
+def _silu_second_jvp(primals, tangents):
+    # The error-free arithmetic above (rounding, bit masks, scaling) has no
+    # useful derivative of its own: the next one is written out.
+    (x,), (x_dot,) = primals, tangents
+    return silu_second(x), _silu_third(x) * wide_float(x_dot)

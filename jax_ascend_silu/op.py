@@ -111,7 +111,8 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
     grad_output: ``s'(x) * g_dot``; in x: ``grad_output * s''(x) * x_dot``, each
     computed in float32 (or wider) and rounded once.
 
-    Written in ``jax.numpy``, not with the custom call: the tangent must
+    Written in ``jax.numpy`` (the term in grad_output as ``silu_tangent_p``),
+    not with the custom call: the tangent must
     transpose, batch and shard under every layer, and ``custom_vmap`` and
     ``custom_partitioning`` have no transpose rule. Jitted, so an eager call
     evaluates the same fused expression as a traced one (XLA's op-by-op
@@ -121,13 +122,57 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
     x = jnp.broadcast_to(x, shape)
     terms = []
     if g_dot is not None:
-        terms.append(times_silu_prime(jnp.broadcast_to(g_dot, shape), x).astype(dtype))
+        terms.append(silu_tangent_p.bind(jnp.broadcast_to(g_dot, shape), x, overwrite=False))
     if x_dot is not None:
         g, x_dot = jnp.broadcast_to(grad_output, shape), jnp.broadcast_to(x_dot, shape)
         terms.append((wide_float(g) * silu_second(x) * wide_float(x_dot)).astype(dtype))
     if not terms:
         return None
     return jnp.broadcast_to(sum(terms[1:], terms[0]), shape)
+
+
+# The term s'(x) * t, linear in t, is a primitive of its own: evaluated in
+# jax.numpy (``times_silu_prime``: it fuses and shards), transposed to the
+# custom call, and differentiated in x by s''(x), never through its
+# error-compensated arithmetic. ``silu``'s tangent is this term.
+silu_tangent_p = ModulePrimitive("jax_ascend_silu_silu_tangent", __name__, "silu_tangent_p")
+
+
+def _tangent_in_jnp(t, x, *, overwrite):
+    del overwrite  # how the transpose stores its result
+    return times_silu_prime(t, x).astype(x.dtype)
+
+
+def _tangent_transpose(ct, t, x, *, overwrite):
+    if ad.is_undefined_primal(x):
+        raise ValueError("silu: the tangent s'(x) * t is linear in t only; it cannot be transposed in x")
+    if type(ct) is ad.Zero:
+        return ad.Zero(t.aval), None
+    # The backward pass proper: s'(x) * ct through the custom call, written
+    # over ct where the caller knows it is dead.
+    return silu_grad(ct, x, overwrite_grad_output=overwrite), None
+
+
+def _tangent_batch(args, dims, *, overwrite):
+    t, x = args
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    t, x = (jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
+            for a, d in zip(args, dims))
+    return silu_tangent_p.bind(t, x, overwrite=overwrite), 0
+
+
+def _tangent_x_term(x_dot, t, x, *, overwrite):
+    """d/dx of s'(x) * t along x_dot: t * s''(x) * x_dot (SiluGrad's JVP term in x)."""
+    return tangent(t, x, None, x_dot, t.shape)
+
+
+silu_tangent_p.def_abstract_eval(lambda t, x, *, overwrite: t)
+silu_tangent_p.def_impl(compiled(_tangent_in_jnp, static_argnames=("overwrite",)))
+mlir.register_lowering(silu_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
+ad.primitive_transposes[silu_tangent_p] = _tangent_transpose
+batching.primitive_batchers[silu_tangent_p] = _tangent_batch
+ad.defjvp(silu_tangent_p, lambda t_dot, t, x, *, overwrite: silu_tangent_p.bind(t_dot, x, overwrite=overwrite),
+          _tangent_x_term)
 
 
 def transpose(ct, grad_output, x, **params):

@@ -305,10 +305,10 @@ def test_cloudpickle_round_trip_of_every_public_function(tmp_path):
 
 
 def test_primitives_pickle_by_reference():
-    from jax_ascend_silu.activation import _tangent_p
+    from jax_ascend_silu.op import silu_tangent_p
 
     assert pickle.loads(pickle.dumps(jas.silu_grad_p)) is jas.silu_grad_p
-    assert pickle.loads(pickle.dumps(_tangent_p)) is _tangent_p
+    assert pickle.loads(pickle.dumps(silu_tangent_p)) is silu_tangent_p
 
 
 # ------------------------------------------------------ environment knobs --
