@@ -99,7 +99,9 @@ def kernel_operands(operands, out_shape):
             break
         operands[k] = jnp.broadcast_to(operands[k], out_shape)
         shapes, merged = kernel_shapes([a.shape for a in operands], out_shape)
-    return [a.reshape(s) for a, s in zip(operands, shapes)], merged
+    # Leading size-1 dimensions are left to broadcasting, as the operand had them.
+    shapes = [s[next((i for i, n in enumerate(s) if not _is_one(n)), len(s)):] for s in shapes]
+    return [a if tuple(a.shape) == s else a.reshape(s) for a, s in zip(operands, shapes)], merged
 
 
 # ------------------------------------------------------------------ batches --
