@@ -11,7 +11,7 @@ and ``jax.checkpoint`` are rewritten in place, keeping those primitives and
 their parameters.
 
 Left as they are, on purpose:
-- SiLU in dtypes or ranks the kernel does not take (float64, rank > 8);
+- SiLU in dtypes the kernel does not take (float64);
 - SiLU inside a ``jax.custom_jvp``/``jax.custom_vjp`` function (its own
   derivative rule stays in charge) or inside ``shard_map``/``pmap`` bodies;
 - SiLU that ``f`` already differentiates itself (``jax.grad`` inside ``f``):

@@ -1,5 +1,5 @@
 """``silu`` in forward mode, in reverse mode (one SiluGrad call per SiLU), and
-on inputs the kernel does not take (float64 with x64 on, rank above 8), where
+on inputs the kernel does not take (float64 with x64 on), where
 it runs jax.nn.silu; README's Quickstart with and without x64."""
 
 import pathlib
