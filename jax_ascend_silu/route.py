@@ -107,9 +107,14 @@ def _plain(value: Any) -> Any:
     (a jaxpr literal holds it as a subclass of int or float)."""
     if type(value) in (bool, int, float, complex) or isinstance(value, (np.generic, jax.Array)):
         return value
-    for kind in (bool, int, float, complex):
-        if isinstance(value, kind):
-            return kind(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, complex):
+        return complex(value)
     return value
 
 
