@@ -9,10 +9,13 @@
   ``jax.nn.silu`` calls through the kernel.
 """
 
+from . import _environment
 from ._ffi import backends
 from ._version import __version__
 from .activation import silu
 from .op import silu_grad, silu_grad_p
 from .route import route
+
+_environment.warn_about_problems()
 
 __all__ = ["__version__", "backends", "route", "silu", "silu_grad", "silu_grad_p"]

@@ -23,15 +23,20 @@ def _info(_: argparse.Namespace) -> int:
     import jaxlib
 
     import jax_ascend_silu
+    from jax_ascend_silu import _environment
     from jax_ascend_silu._ffi import ext  # the compiled CPU module
 
     print(f"jax_ascend_silu {jax_ascend_silu.__version__}")
     print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")
     print(f"kernel ISA: {ext.isa()} (supported: {', '.join(ext.supported_isas())})")
     print(f"devices: {', '.join(str(d) for d in jax.devices())}")
-    cap = os.environ.get("JAX_ASCEND_SILU_THREADS")
+    cap = _environment.threads_cap()
     print(f"CPU threads per call: the calling thread + XLA's intra-op pool ({os.cpu_count()} CPUs)"
-          + (f", capped at {cap} by JAX_ASCEND_SILU_THREADS" if cap else ""))
+          + (f", capped at {cap} by {_environment.THREADS}" if cap else ""))
+    if _environment.isa_cap():
+        print(f"kernel ISA capped at {_environment.isa_cap()} by {_environment.ISA}")
+    for line in _environment.problems():
+        print(f"note: {line}")
     print("backends:")
     for name, status in jax_ascend_silu.backends().items():
         where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
@@ -88,7 +93,11 @@ PROG = "jax-ascend-silu"
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """Runs the command line; ``prog`` is how the user ran it, for usage and error lines."""
+    from jax_ascend_silu._version import __version__
+    from jax_ascend_silu.operands import DTYPES
+
     parser = argparse.ArgumentParser(prog=prog, description="SiluGrad for JAX.")
+    parser.add_argument("--version", action="version", version=f"jax_ascend_silu {__version__}")
     # Not required=True: argparse would then report a missing command before an
     # unknown flag (`--bogus` alone), so both are checked below, flags first.
     sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench}")
@@ -102,7 +111,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     bench = sub.add_parser("bench", help="time SiluGrad against XLA autodiff, PyTorch and a bandwidth bound")
     bench.add_argument("--quick", action="store_true", help="sizes 2^12, 2^16, 2^20, 2^24 and fewer repeats")
     bench.add_argument("--sizes", type=_log2_sizes, help="comma-separated log2 sizes (default 10,12,...,26)")
-    bench.add_argument("--dtypes", nargs="+", choices=["float32", "bfloat16", "float16"], help="default: all three")
+    bench.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all of them")
     bench.add_argument("--only", nargs="+", choices=["sweep", "loop", "mlp"], help="default: all three benchmarks")
     bench.add_argument("--repeats", type=_positive_int,
                        help="minimum interleaved rounds per case (default 15, quick 5)")

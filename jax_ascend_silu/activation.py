@@ -17,67 +17,25 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Primitive
-from jax.interpreters import ad, batching, mlir
 
-from .op import silu_grad_overwriting, tangent
+from .op import compiled, silu_tangent_p
 from .operands import describe, kernel_takes
-
-# ------------------------------------------- the tangent s'(x) * t, linear in t --
-
-_tangent_p = Primitive("jax_ascend_silu_silu_tangent")
-
-
-def _tangent_in_jnp(t, x):
-    """s'(x) * t: the SiluGrad JVP rule's term in grad_output, so forward mode
-    through ``silu`` and through ``silu_grad`` round alike."""
-    return tangent(None, x, t, None, t.shape)
-
-
-_tangent_p.def_abstract_eval(lambda t, x: t)
-_tangent_p.def_impl(jax.jit(_tangent_in_jnp))
-mlir.register_lowering(_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
-
-
-def _tangent_transpose(ct, t, x):
-    if ad.is_undefined_primal(x):
-        raise ValueError("silu: the tangent s'(x) * t is linear in t only; it cannot be transposed in x")
-    if type(ct) is ad.Zero:
-        return ad.Zero(t.aval), None
-    # The backward pass proper: s'(x) * ct through the custom call, written
-    # over ct, which is dead after it.
-    return silu_grad_overwriting(ct, x), None
-
-
-def _tangent_batch(args, dims):
-    t, x = args
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    t, x = (jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
-            for a, d in zip(args, dims))
-    return _tangent_p.bind(t, x), 0
-
-
-def _x_term(x_dot, t, x):
-    """d/dx of s'(x) * t along x_dot: t * s''(x) * x_dot (SiluGrad's JVP term in x)."""
-    return tangent(t, x, None, x_dot, t.shape)
-
-
-ad.primitive_transposes[_tangent_p] = _tangent_transpose
-batching.primitive_batchers[_tangent_p] = _tangent_batch
-ad.defjvp(_tangent_p, lambda t_dot, t, x: _tangent_p.bind(t_dot, x), _x_term)
-
 
 # ------------------------------------------------------------------- silu --
 
+_forward = compiled(jax.nn.silu)  # the values of jit under jax.disable_jit() too
+
+
 @jax.custom_jvp
 def _silu(x):
-    return jax.nn.silu(x)
+    return _forward(x)
 
 
 @_silu.defjvp
 def _silu_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return _silu(x), _tangent_p.bind(t, x)
+    # silu's backward pass writes its result over the incoming cotangent, dead after it.
+    return _silu(x), silu_tangent_p.bind(t, x, overwrite=True)
 
 
 def silu(x):
@@ -89,9 +47,9 @@ def silu(x):
     forward mode (``jax.jvp``, ``jax.jacfwd``) works too and computes
     ``s'(x) * t`` in ``jax.numpy``. Derivatives of every order are defined.
 
-    Inputs the kernel does not take, float64 (with ``jax_enable_x64``) or rank
-    above 8, run ``jax.nn.silu`` and its own autodiff instead, as ``route``
-    does: same values, no custom call.
+    Inputs the kernel does not take, float64 (with ``jax_enable_x64``), run
+    ``jax.nn.silu`` and its own autodiff instead, as ``route`` does: same
+    values, no custom call. Any rank is taken.
 
     Raises:
       TypeError: ``x`` is not a floating-point array (integers, complex).

@@ -22,9 +22,11 @@ its own; each layer calls the same functions:
 from __future__ import annotations
 
 import functools
+import importlib
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.extend.core import Primitive
@@ -32,19 +34,53 @@ from jax.interpreters import ad, batching, mlir
 from jax.sharding import NamedSharding
 
 from ._ffi import BACKENDS, TARGET
-from .derivatives import silu_prime, silu_second, wide_float
+from .derivatives import silu_second, times_silu_prime, wide_float
 from .operands import (
     align_batched,
     aligned_dims,
     broadcast_operands,
     describe,
+    kernel_operands,
     operand_spec,
     result_spec,
     sum_to_shape,
     varying_axes,
 )
 
-silu_grad_p = Primitive(TARGET)
+
+class ModulePrimitive(Primitive):
+    """A primitive that pickles as a reference to the module attribute holding
+    it, so a function shipped with (cloud)pickle binds the very primitive its
+    rules are registered for, not a copy without them."""
+
+    def __init__(self, name: str, module: str, attribute: str):
+        super().__init__(name)
+        self._where = (module, attribute)
+
+    def __reduce__(self):
+        return _module_attribute, self._where
+
+
+def _module_attribute(module: str, attribute: str):
+    return getattr(importlib.import_module(module), attribute)
+
+
+def compiled(fn, **jit_options):
+    """``jax.jit(fn)``, compiled even under ``jax.disable_jit()``: the package's
+    operations stay whole (one custom call, one fused tangent) and so give the
+    values they give under ``jit``, and a primitive's implementation does not
+    recurse into its own bind."""
+    jitted = jax.jit(fn, **jit_options)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        with jax.disable_jit(False):
+            return jitted(*args, **kwargs)
+
+    return call
+
+
+silu_grad_p = ModulePrimitive(TARGET, __name__, "silu_grad_p")
 
 # ===================================================================== rules ==
 
@@ -69,26 +105,74 @@ def abstract_eval(grad_output, x, *, overwrite_grad_output=False):
     return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
+@functools.partial(compiled, static_argnames=("shape",))
 def tangent(grad_output, x, g_dot, x_dot, shape):
     """The JVP rule's tangent, ``None`` for a zero tangent. Linear in
     grad_output: ``s'(x) * g_dot``; in x: ``grad_output * s''(x) * x_dot``, each
     computed in float32 (or wider) and rounded once.
 
-    Written in ``jax.numpy``, not with the custom call: the tangent must
+    Written in ``jax.numpy`` (the term in grad_output as ``silu_tangent_p``),
+    not with the custom call: the tangent must
     transpose, batch and shard under every layer, and ``custom_vmap`` and
     ``custom_partitioning`` have no transpose rule. Jitted, so an eager call
     evaluates the same fused expression as a traced one (XLA's op-by-op
-    logistic rounds differently)."""
+    logistic rounds differently). Every operand is broadcast to ``shape``
+    first: the package never relies on rank promotion."""
     dtype = x.dtype
+    x = jnp.broadcast_to(x, shape)
     terms = []
     if g_dot is not None:
-        terms.append((wide_float(g_dot) * silu_prime(x)).astype(dtype))
+        terms.append(silu_tangent_p.bind(jnp.broadcast_to(g_dot, shape), x, overwrite=False))
     if x_dot is not None:
-        terms.append((wide_float(grad_output) * silu_second(x) * wide_float(x_dot)).astype(dtype))
+        g, x_dot = jnp.broadcast_to(grad_output, shape), jnp.broadcast_to(x_dot, shape)
+        terms.append((wide_float(g) * silu_second(x) * wide_float(x_dot)).astype(dtype))
     if not terms:
         return None
     return jnp.broadcast_to(sum(terms[1:], terms[0]), shape)
+
+
+# The term s'(x) * t, linear in t, is a primitive of its own: evaluated in
+# jax.numpy (``times_silu_prime``: it fuses and shards), transposed to the
+# custom call, and differentiated in x by s''(x), never through its
+# error-compensated arithmetic. ``silu``'s tangent is this term.
+silu_tangent_p = ModulePrimitive("jax_ascend_silu_silu_tangent", __name__, "silu_tangent_p")
+
+
+def _tangent_in_jnp(t, x, *, overwrite):
+    del overwrite  # how the transpose stores its result
+    return times_silu_prime(t, x).astype(x.dtype)
+
+
+def _tangent_transpose(ct, t, x, *, overwrite):
+    if ad.is_undefined_primal(x):
+        raise ValueError("silu: the tangent s'(x) * t is linear in t only; it cannot be transposed in x")
+    if type(ct) is ad.Zero:
+        return ad.Zero(t.aval), None
+    # The backward pass proper: s'(x) * ct through the custom call, written
+    # over ct where the caller knows it is dead.
+    return silu_grad(ct, x, overwrite_grad_output=overwrite), None
+
+
+def _tangent_batch(args, dims, *, overwrite):
+    t, x = args
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    t, x = (jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
+            for a, d in zip(args, dims))
+    return silu_tangent_p.bind(t, x, overwrite=overwrite), 0
+
+
+def _tangent_x_term(x_dot, t, x, *, overwrite):
+    """d/dx of s'(x) * t along x_dot: t * s''(x) * x_dot (SiluGrad's JVP term in x)."""
+    return tangent(t, x, None, x_dot, t.shape)
+
+
+silu_tangent_p.def_abstract_eval(lambda t, x, *, overwrite: t)
+silu_tangent_p.def_impl(compiled(_tangent_in_jnp, static_argnames=("overwrite",)))
+mlir.register_lowering(silu_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
+ad.primitive_transposes[silu_tangent_p] = _tangent_transpose
+batching.primitive_batchers[silu_tangent_p] = _tangent_batch
+ad.defjvp(silu_tangent_p, lambda t_dot, t, x, *, overwrite: silu_tangent_p.bind(t_dot, x, overwrite=overwrite),
+          _tangent_x_term)
 
 
 def transpose(ct, grad_output, x, **params):
@@ -155,13 +239,19 @@ def _lowering(in_place: bool):
     it has the result's shape (the kernels read each element before writing
     it). That is free only when grad_output's buffer is dead afterwards (a
     backward pass's incoming cotangent, a donated argument); otherwise XLA
-    copies grad_output first, so the public ``silu_grad`` asks for a fresh result."""
+    copies grad_output first, so the public ``silu_grad`` asks for a fresh result.
+
+    The kernel sees the operands with their dimensions merged
+    (``kernel_operands``), so the user's shapes, any rank, stay above the
+    lowering: abstract evaluation and the sharding rules read them."""
 
     def call(grad_output, x, *, overwrite_grad_output=False):
         shape, dtype = broadcast_operands(grad_output, x)
         alias = in_place and overwrite_grad_output and tuple(grad_output.shape) == shape
-        return jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, dtype),
-                                input_output_aliases={0: 0} if alias else None)(grad_output, x)
+        (g, v), merged = kernel_operands((grad_output, x), shape)
+        out = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(merged, dtype),
+                               input_output_aliases={0: 0} if alias else None)(g, v)
+        return out.reshape(shape)
 
     return mlir.lower_fun(call, multiple_results=False)
 
@@ -178,7 +268,7 @@ silu_grad_p.def_abstract_eval(abstract_eval)
 for _backend in BACKENDS:
     mlir.register_lowering(silu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
 # Eager calls compile the primitive once per shape/dtype and run it.
-silu_grad_p.def_impl(jax.jit(silu_grad_p.bind, static_argnames=("overwrite_grad_output",)))
+silu_grad_p.def_impl(compiled(silu_grad_p.bind, static_argnames=("overwrite_grad_output",)))
 batching.primitive_batchers[silu_grad_p] = lambda args, dims, **params: (
     batch(functools.partial(silu_grad_p.bind, **params), args, dims), 0)
 ad.primitive_jvps[silu_grad_p] = _primitive_jvp
@@ -226,6 +316,12 @@ def _layers(overwrite_grad_output: bool):
     def wrapped(grad_output, x):
         grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
         g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
+        for name, a, weak in (("grad_output", grad_output, g_weak), ("x", x, x_weak)):
+            if weak and not jnp.issubdtype(a.dtype, jnp.floating):
+                # Casting would drop an imaginary part or pass an integer off as a float.
+                raise TypeError(
+                    f"silu_grad: {name} is a Python {_PYTHON_KIND.get(a.dtype.kind, a.dtype.name)} "
+                    f"({describe(a)}); pass a float (e.g. 1.0) or a float32, float16 or bfloat16 array")
         if g_weak and not x_weak:
             grad_output = grad_output.astype(x.dtype)
         elif x_weak and not g_weak:
@@ -249,10 +345,13 @@ def _is_weak(a) -> bool:
     return bool(getattr(jax.typeof(a), "weak_type", False))
 
 
+_PYTHON_KIND = {"c": "complex", "i": "int", "u": "int", "b": "bool"}
+
 _LAYERS = {overwrite: _layers(overwrite) for overwrite in (False, True)}
+# Eager calls trace the layers once per shape.
+_JITTED = {overwrite: compiled(layers) for overwrite, layers in _LAYERS.items()}
 
 
-@functools.partial(jax.jit, static_argnames=("overwrite_grad_output",))  # eager calls trace the layers once per shape
 def silu_grad(grad_output, x, *, overwrite_grad_output=False):
     """SiLU backward: ``grad_output * s'(x)`` through the SiluGrad custom call.
 
@@ -273,10 +372,15 @@ def silu_grad(grad_output, x, *, overwrite_grad_output=False):
       An array of the broadcast shape and the common dtype.
 
     Raises:
-      TypeError: unsupported or differing dtypes.
-      ValueError: shapes that do not broadcast, or rank above 8.
+      TypeError: unsupported or differing dtypes, a complex, integer or
+        boolean Python scalar, or ``overwrite_grad_output`` not a bool.
+      ValueError: shapes that do not broadcast.
     """
-    return _LAYERS[overwrite_grad_output](grad_output, x)
+    if not isinstance(overwrite_grad_output, (bool, np.bool_)):
+        raise TypeError(
+            f"silu_grad: overwrite_grad_output must be True or False, got "
+            f"{type(overwrite_grad_output).__name__} {overwrite_grad_output!r}")
+    return _JITTED[bool(overwrite_grad_output)](grad_output, x)
 
 
 #: silu's backward pass: the incoming cotangent is dead after it, so the result reuses its buffer.

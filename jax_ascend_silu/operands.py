@@ -14,15 +14,18 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
-#: The dtypes the kernel computes, by name (the C++ table is kernel/common/dtype.h).
+#: The dtypes the kernel computes, by name: the one Python table (the C++ one is
+#: kernel/common/dtype.h), read by the rules, ``silu``, ``route`` and the CLI.
 DTYPES = {name: np.dtype(getattr(jnp, name)) for name in ("float32", "float16", "bfloat16")}
 SUPPORTED_DTYPES = tuple(DTYPES.values())
+#: The kernel's own rank limit. Users never meet it: the lowering merges
+#: dimensions first (``kernel_shapes``).
 MAX_RANK = 8
 
 
 def kernel_takes(aval) -> bool:
-    """Whether the SiluGrad kernel takes an operand of this type (dtype and rank)."""
-    return np.dtype(aval.dtype) in SUPPORTED_DTYPES and len(aval.shape) <= MAX_RANK
+    """Whether the SiluGrad kernel takes an operand of this dtype (any rank)."""
+    return np.dtype(aval.dtype) in SUPPORTED_DTYPES
 
 
 def describe(aval) -> str:
@@ -38,14 +41,6 @@ def check_dtype(name: str, aval) -> None:
         )
 
 
-def check_rank(name: str, aval) -> None:
-    if len(aval.shape) > MAX_RANK:
-        raise ValueError(
-            f"silu_grad: {name} has rank {len(aval.shape)} (shape {tuple(aval.shape)}, dtype "
-            f"{np.dtype(aval.dtype).name}); at most {MAX_RANK} dimensions are supported"
-        )
-
-
 def broadcast_operands(grad_output, x) -> tuple[tuple[int, ...], np.dtype]:
     """The result shape and dtype of silu_grad(grad_output, x), or a clear error."""
     check_dtype("grad_output", grad_output)
@@ -55,16 +50,58 @@ def broadcast_operands(grad_output, x) -> tuple[tuple[int, ...], np.dtype]:
             f"silu_grad: grad_output ({describe(grad_output)}) and x ({describe(x)}) must have the "
             "same dtype"
         )
-    check_rank("grad_output", grad_output)
-    check_rank("x", x)
     try:
-        shape = tuple(int(d) for d in np.broadcast_shapes(tuple(grad_output.shape), tuple(x.shape)))
-    except ValueError:
+        # jnp's broadcasting, not NumPy's: it takes symbolic dimensions (jax.export).
+        shape = tuple(jnp.broadcast_shapes(tuple(grad_output.shape), tuple(x.shape)))
+    except (ValueError, TypeError):
         raise ValueError(
             f"silu_grad: shapes of grad_output ({describe(grad_output)}) and x ({describe(x)}) "
             "do not broadcast (NumPy rules)"
         ) from None
     return shape, np.dtype(x.dtype)
+
+
+def _is_one(d) -> bool:
+    """Whether a dimension is statically 1 (a symbolic one never is)."""
+    return isinstance(d, (int, np.integer)) and d == 1
+
+
+def kernel_shapes(shapes, out_shape):
+    """The shapes the kernel is called with: ``out_shape`` and each operand's
+    shape (right-aligned to it) with size-1 result dimensions dropped and
+    adjacent dimensions merged wherever every operand is either full in both
+    or broadcast (size 1) in both. Reshaping to them is free, and the call
+    computes the same elements. Returns (operand shapes, result shape)."""
+    groups: list[list] = []  # [pattern: which operands are full, merged size]
+    rank = len(out_shape)
+    for j, n in enumerate(out_shape):
+        if _is_one(n):
+            continue
+        pattern = tuple(
+            j - (rank - len(s)) >= 0 and not _is_one(s[j - (rank - len(s))]) for s in shapes)
+        if groups and groups[-1][0] == pattern:
+            groups[-1][1] = groups[-1][1] * n
+        else:
+            groups.append([pattern, n])
+    operands = [tuple(n if pattern[k] else 1 for pattern, n in groups) for k in range(len(shapes))]
+    return operands, tuple(n for _, n in groups)
+
+
+def kernel_operands(operands, out_shape):
+    """The operands reshaped for the kernel (``kernel_shapes``) and the result
+    shape it computes. Where merging alone leaves more than ``MAX_RANK``
+    dimensions (broadcast patterns that alternate more than eight times), the
+    operands are broadcast in full, one at a time, until it fits."""
+    operands = list(operands)
+    shapes, merged = kernel_shapes([a.shape for a in operands], out_shape)
+    for k in range(len(operands)):
+        if len(merged) <= MAX_RANK:
+            break
+        operands[k] = jnp.broadcast_to(operands[k], out_shape)
+        shapes, merged = kernel_shapes([a.shape for a in operands], out_shape)
+    # Leading size-1 dimensions are left to broadcasting, as the operand had them.
+    shapes = [s[next((i for i, n in enumerate(s) if not _is_one(n)), len(s)):] for s in shapes]
+    return [a if tuple(a.shape) == s else a.reshape(s) for a, s in zip(operands, shapes)], merged
 
 
 # ------------------------------------------------------------------ batches --

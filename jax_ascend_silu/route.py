@@ -11,7 +11,7 @@ and ``jax.checkpoint`` are rewritten in place, keeping those primitives and
 their parameters.
 
 Left as they are, on purpose:
-- SiLU in dtypes or ranks the kernel does not take (float64, rank > 8);
+- SiLU in dtypes the kernel does not take (float64);
 - SiLU inside a ``jax.custom_jvp``/``jax.custom_vjp`` function (its own
   derivative rule stays in charge) or inside ``shard_map``/``pmap`` bodies;
 - SiLU that ``f`` already differentiates itself (``jax.grad`` inside ``f``):
@@ -76,15 +76,46 @@ def route(f: F) -> F:
             for i, a in zip(traced, arrays):
                 full[i] = a
             f_args, f_kwargs = jax.tree.unflatten(treedef, full)
-            return f(*f_args, **f_kwargs)
+            return _check_outputs(f, f(*f_args, **f_kwargs))
 
         arrays = [leaves[i] for i in traced]
-        closed, out_shape = jax.make_jaxpr(flat_f, return_shape=True)(*arrays)
+        # Traced with jit on even under jax.disable_jit(): jax.nn.silu is only
+        # recognisable as the jit call it is; the rewritten jaxpr is then
+        # evaluated under the caller's setting.
+        with jax.disable_jit(False):
+            closed, out_shape = jax.make_jaxpr(flat_f, return_shape=True)(*arrays)
         _warn_if_differentiated(f, closed.jaxpr)
         out = _Router().eval(closed.jaxpr, closed.consts, arrays)
-        return jax.tree.unflatten(jax.tree.structure(out_shape), out)
+        return jax.tree.unflatten(jax.tree.structure(out_shape), [_plain(v) for v in out])
 
     return routed  # type: ignore[return-value]
+
+
+def _check_outputs(f: Callable[..., Any], out: Any) -> Any:
+    """f's outputs, or a TypeError naming route and f when one is not an array or number."""
+    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
+        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)):
+            raise TypeError(
+                f"route({getattr(f, '__qualname__', repr(f))}): the routed function returned "
+                f"{type(leaf).__name__} {leaf!r} at output{jax.tree_util.keystr(path) or ''}; a routed "
+                "function must return arrays or numbers (in any pytree)")
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A Python number that f returned as a constant, as the plain Python type
+    (a jaxpr literal holds it as a subclass of int or float)."""
+    if type(value) in (bool, int, float, complex) or isinstance(value, (np.generic, jax.Array)):
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, complex):
+        return complex(value)
+    return value
 
 
 def _is_array(leaf: Any) -> bool:

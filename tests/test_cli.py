@@ -44,7 +44,7 @@ def test_errors_name_the_problem(argv, message, capsys):
 def test_python_dash_m_names_itself(tmp_path):
     run = _run([sys.executable, "-m", "jax_ascend_silu", "--bogus"], tmp_path)
     assert run.returncode == 2
-    assert run.stderr.startswith("usage: python -m jax_ascend_silu [-h] {info,demo,bench}")
+    assert run.stderr.startswith("usage: python -m jax_ascend_silu [-h] [--version] {info,demo,bench}")
     assert "python -m jax_ascend_silu: error: unrecognized arguments: --bogus" in run.stderr
     assert "jax-ascend-silu" not in run.stderr
     help_run = _run([sys.executable, "-m", "jax_ascend_silu", "demo", "--help"], tmp_path)

@@ -17,14 +17,23 @@ import jax_ascend_silu as jas
         (jnp.ones(3, jnp.complex64), jnp.ones(3), TypeError, r"grad_output has dtype complex64"),
         (jnp.ones(3), jnp.ones(3, jnp.bfloat16), TypeError, r"grad_output \(float32\[3\]\) and x \(bfloat16\[3\]\) must have the same dtype"),
         (jnp.ones((3, 4)), jnp.ones(5), ValueError, r"shapes of grad_output \(float32\[3, 4\]\) and x \(float32\[5\]\) do not broadcast"),
-        (jnp.ones((1,) * 9), jnp.ones(1), ValueError, r"grad_output has rank 9 .*at most 8"),
-        (jnp.ones(1), jnp.ones((2,) + (1,) * 8), ValueError, r"x has rank 9"),
+        (1j, jnp.ones(3), TypeError, r"^silu_grad: grad_output is a Python complex"),
+        (jnp.ones(3), 2j, TypeError, r"^silu_grad: x is a Python complex"),
+        (2, jnp.ones(3), TypeError, r"^silu_grad: grad_output is a Python int"),
+        (jnp.ones(3), True, TypeError, r"^silu_grad: x has dtype bool"),
     ],
-    ids=["int", "int8-x", "complex", "mixed-float", "shapes", "rank9-g", "rank9-x"],
+    ids=["int", "int8-x", "complex", "mixed-float", "shapes", "complex-scalar-g", "complex-scalar-x",
+         "int-scalar-g", "bool-scalar-x"],
 )
 def test_bad_operands(transform, g, x, error, pattern):
     with pytest.raises(error, match=pattern):
         transform(jas.silu_grad)(g, x)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None, "True"])
+def test_overwrite_grad_output_must_be_a_bool(value):
+    with pytest.raises(TypeError, match=r"^silu_grad: overwrite_grad_output must be True or False"):
+        jas.silu_grad(jnp.ones(3), jnp.ones(3), overwrite_grad_output=value)
 
 
 def test_float64_is_refused_with_x64():

@@ -1,5 +1,5 @@
 """``silu`` in forward mode, in reverse mode (one SiluGrad call per SiLU), and
-on inputs the kernel does not take (float64 with x64 on, rank above 8), where
+on inputs the kernel does not take (float64 with x64 on), where
 it runs jax.nn.silu; README's Quickstart with and without x64."""
 
 import pathlib
@@ -90,11 +90,12 @@ def test_float64_runs_jax_nn_silu_with_x64():
         assert custom_calls(jax.grad(loss(jas.silu)), x.astype(jnp.float32)) == 1
 
 
-def test_rank_above_eight_runs_jax_nn_silu():
-    x = jnp.full((1,) * 9, -0.5, jnp.float32)
-    assert custom_calls(jax.grad(lambda v: jnp.sum(jas.silu(v))), x) == 0
-    np.testing.assert_array_equal(jax.grad(lambda v: jnp.sum(jas.silu(v)))(x),
-                                  jax.grad(lambda v: jnp.sum(jax.nn.silu(v)))(x))
+def test_rank_above_eight_runs_the_kernel():
+    # The lowering merges dimensions, so the kernel's own limit of 8 never shows.
+    x = jnp.full((1, 2) * 5, -0.5, jnp.float32)
+    assert custom_calls(jax.grad(lambda v: jnp.sum(jas.silu(v))), x) == 1
+    g = jax.grad(lambda v: jnp.sum(jas.silu(v)))(x)
+    reference.assert_silu_grad(g, np.ones(x.shape, np.float32), np.asarray(x), np.float32)
 
 
 def _quickstart() -> str:

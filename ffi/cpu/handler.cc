@@ -1,8 +1,10 @@
 // The CPU handler: decode XLA's buffers, run the kernel's two phases with a
 // host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "fresh_pages.h"
@@ -25,9 +27,13 @@ void ScheduleOnPool(void* pool, void (*task)(void*), void* arg) {
 // oversubscribing them. JAX_ASCEND_SILU_THREADS=n caps it (read once).
 int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
   static const int64_t cap = [] {
+    // Only a positive decimal integer counts (jax_ascend_silu/_environment.py
+    // applies the same rule and warns about anything else).
     const char* env = std::getenv("JAX_ASCEND_SILU_THREADS");
-    const long long v = env ? std::atoll(env) : 0;
-    return v > 0 ? static_cast<int64_t>(v) : INT64_MAX;
+    if (env == nullptr || *env == '\0' || std::strspn(env, "0123456789") != std::strlen(env)) return INT64_MAX;
+    errno = 0;
+    const unsigned long long v = std::strtoull(env, nullptr, 10);
+    return v > 0 && errno == 0 && v <= INT64_MAX ? static_cast<int64_t>(v) : INT64_MAX;
   }();
   return std::max<int64_t>(1, std::min<int64_t>(cap, pool.num_threads()));
 }

@@ -18,6 +18,11 @@ NB_MODULE(_silu_grad_cpu, m) {
 
   m.def("isa", [] { return std::string(jas::IsaName(jas::BestIsa())); },
         "The instruction set the kernel runs with on this processor.");
+  m.def("isa_names", [] {
+    std::vector<std::string> names;
+    for (jas::Isa isa : jas::kIsas) names.emplace_back(jas::IsaName(isa));
+    return names;
+  }, "Every instruction set's name, as JAX_ASCEND_SILU_ISA takes it, whether or not this processor runs it.");
   m.def("supported_isas", [] {
     std::vector<std::string> names;
     for (jas::Isa isa : jas::kIsas) {

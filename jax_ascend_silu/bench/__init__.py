@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import pathlib
 import platform
+import sys
 import time
 
 import jax
 import numpy as np
 
+from ..operands import DTYPES as _DTYPES
 from . import elementwise, models, report
 
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = tuple(_DTYPES)
 FULL_SIZES = tuple(range(10, 27, 2))  # 2^10 .. 2^26
 QUICK_SIZES = (12, 16, 20, 24)
 
@@ -71,6 +73,20 @@ def markdown_section(env, sweep, small, mlp, goal_list) -> str:
     return "\n\n".join(parts)
 
 
+def _markdown_problem(path) -> str | None:
+    """Why the tables cannot go into the markdown file at ``path``, or None."""
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text()
+    except OSError as err:
+        return f"cannot read it ({err.strerror})"
+    begin, end = text.find(report.MARKDOWN_BEGIN), text.find(report.MARKDOWN_END)
+    if begin < 0 or end < begin:
+        return (f"it has no {report.MARKDOWN_BEGIN} ... {report.MARKDOWN_END} markers; add the two lines "
+                "where the tables should go")
+    return None
+
+
 def run(options) -> int:
     """Runs the benchmarks the options ask for, prints the tables, writes
     JSON (and the plot) under options.out. Returns a process exit code."""
@@ -79,6 +95,12 @@ def run(options) -> int:
     repeats = options.repeats or (5 if options.quick else 15)
     budget = 0.3 if options.quick else 1.0  # seconds of samples per case, beyond `repeats`
     parts = set(options.only or ("sweep", "loop", "mlp"))
+    markdown = getattr(options, "markdown", None)
+    if markdown:
+        problem = _markdown_problem(markdown)
+        if problem:  # said before the run, not after minutes of it
+            print(f"bench: --markdown {markdown}: {problem}", file=sys.stderr)
+            return 2
     env = environment()
     print(f"jax_ascend_silu {env['jax_ascend_silu']} | jax {env['jax']} | {env['cpu']} | {env['cores']} cores | "
           f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | "
@@ -94,7 +116,7 @@ def run(options) -> int:
             for dtype in dtypes:
                 sweep[dtype] = {}
                 for n in sizes:
-                    sweep[dtype][n] = elementwise.run_size(n, np.dtype(getattr(jax.numpy, dtype)), repeats, budget)
+                    sweep[dtype][n] = elementwise.run_size(n, _DTYPES[dtype], repeats, budget)
                     progress.step(f"{dtype} 2^{int(np.log2(n))}")
         if "loop" in parts:
             small = models.small_calls(4096, 500, repeats, budget)

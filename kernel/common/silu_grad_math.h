@@ -124,7 +124,9 @@ JAS_HOST_DEVICE inline Parts<V> SiluParts(typename V::F x) {
   g = NearRoot<V>(x, g);
   const auto pos = V::Gt(x, zero);
   const F den = V::Fma(e_den, V::Add(e_den, V::Set(2.0f)), one);  // (1 + E)^2
-  return {e, e_den, V::Select(pos, p, g), V::Select(pos, one, zero), den,
+  // b = -0 for x <= 0: E*g + b keeps E*g's sign when it is zero, so x = -inf
+  // (E = 0) gives s' = -0, the limit from below, as x = -1e38 does.
+  return {e, e_den, V::Select(pos, p, g), V::Select(pos, one, V::Set(-0.0f)), den,
           V::Select(scaled, V::Set(kUnscale), one)};
 }
 
