@@ -5,10 +5,13 @@
 // a pseudo-random grad_output per x. Not a ctest entry: 2^32 inputs take
 // minutes. grad_output "tiny" is the random one times 2^-132 (subnormal,
 // results down to gradual underflow) or, for odd bit patterns, times 2^-70
-// (normal, but below the kernel's threshold for finishing in double). Build the target `exhaustive_accuracy` (configure with
+// (normal, but below the kernel's threshold for finishing in double);
+// "huge" is the random one's significand and sign with exponent 127
+// (|g| in [2^127, 2^128), where products cross float32's overflow
+// threshold). Build the target `exhaustive_accuracy` (configure with
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   exhaustive_accuracy [--isa auto|scalar|avx2|avx512|neon] [--threads N]
-//                       [--stride S] [--grad one|random|tiny|all]
+//                       [--stride S] [--grad one|random|tiny|huge|all]
 // --stride S checks every S-th bit pattern (a quick look). Exit status 1 when
 // any result is beyond the float32 bound (4 ulp) or wrongly NaN/inf.
 #include <algorithm>
@@ -105,7 +108,11 @@ bool Run(jas::Isa isa, const float* g, const float* x, float* out, int64_t n) {
 }
 
 // Checks bit patterns [begin, end) with the given stride, block by block.
-enum class Grad { kOne, kRandom, kTiny };
+enum class Grad { kOne, kRandom, kTiny, kHuge };
+
+float HugeGrad(uint32_t bits) {
+  return jas::half::FromBits((jas::half::Bits(RandomGrad(bits)) & 0x807fffffu) | (254u << 23));
+}
 
 Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_step, uint64_t stride,
                  uint64_t num_blocks, std::atomic<bool>& failed) {
@@ -118,6 +125,7 @@ Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_s
       x[n] = jas::half::FromBits(bits);
       g[n] = grad == Grad::kOne ? 1.0f
              : grad == Grad::kRandom ? RandomGrad(bits)
+             : grad == Grad::kHuge   ? HugeGrad(bits)
                                      : static_cast<float>(static_cast<double>(RandomGrad(bits)) *
                                                           ((bits & 1) != 0 ? 0x1p-70 : 0x1p-132));
     }
@@ -178,8 +186,8 @@ int main(int argc, char** argv) {
               jas::IsaName(resolved), static_cast<unsigned long long>(total), static_cast<unsigned long long>(stride),
               threads);
   bool ok = true;
-  for (const Grad grad : {Grad::kOne, Grad::kRandom, Grad::kTiny}) {
-    const char* name = grad == Grad::kOne ? "one" : grad == Grad::kRandom ? "random" : "tiny";
+  for (const Grad grad : {Grad::kOne, Grad::kRandom, Grad::kTiny, Grad::kHuge}) {
+    const char* name = grad == Grad::kOne ? "one" : grad == Grad::kRandom ? "random" : grad == Grad::kTiny ? "tiny" : "huge";
     if (grads != "all" && grads != name) continue;
     const auto start = std::chrono::steady_clock::now();
     std::atomic<bool> failed{false};

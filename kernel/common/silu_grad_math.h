@@ -75,7 +75,7 @@ JAS_HOST_DEVICE inline typename V::F ExpNonPositive(typename V::F z, typename V:
 // g = (t - lo) * P with t = x - hi exact, P = (1 + c) + c*q,
 // q = expm1(d)/d - 1, and 1 + c = -x0 = -(hi + lo) carried as two floats.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F NearRoot(typename V::F x, typename V::F g) {
+JAS_HOST_DEVICE inline typename V::F RootExpansion(typename V::F x, typename V::F g) {
   using F = typename V::F;
   const F t = V::Sub(x, V::Set(kRootHi));
   const F d = V::Sub(t, V::Set(kRootLo));
@@ -95,7 +95,7 @@ JAS_HOST_DEVICE inline typename V::F NearRoot(typename V::F x, typename V::F g) 
 }
 
 // s'(x) = scale^2 * (e*a + b) / (1 + e_den)^2, every piece a float32:
-//   x > 0:  e*(1 + x) + 1;   x <= 0: e*g + 0,  g = 1 + x + E
+//   x > 0:  e*(1 + x) + 1;   x <= 0: e*g - 0,  g = 1 + x + E
 // e is E, times 2^160 below kScaleBelow (then scale = 2^-80 and e_den = 0,
 // since (1 + E)^2 rounds to 1 there in float and in double alike).
 // den is (1 + E)^2 in float32, for the float32 path and the reciprocal seed.
@@ -121,7 +121,7 @@ JAS_HOST_DEVICE inline Parts<V> SiluParts(typename V::F x) {
   const F xc = V::Max(V::Set(-kClamp), V::Min(V::Set(kClamp), x));
   const F p = V::Add(one, xc);  // exact for x in [-2, -0.5], the region that cancels
   F g = V::Add(p, e_den);       // 1 + x + E
-  g = NearRoot<V>(x, g);
+  g = RootExpansion<V>(x, g);
   const auto pos = V::Gt(x, zero);
   const F den = V::Fma(e_den, V::Add(e_den, V::Set(2.0f)), one);  // (1 + E)^2
   // b = -0 for x <= 0: E*g + b keeps E*g's sign when it is zero, so x = -inf
@@ -233,7 +233,7 @@ JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
 
 // Lanes near the root, where A comes from NearRootA.
 template <class V>
-JAS_HOST_DEVICE inline typename V::M NearRoot(typename V::F x) {
+JAS_HOST_DEVICE inline typename V::M NearRootLanes(typename V::F x) {
   return V::Lt(V::Abs(V::Sub(x, V::Set(kRootHi))), V::Set(kNearRoot));
 }
 
@@ -261,23 +261,21 @@ template <class V>
 JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  // 1 + E = s + sl exactly (Fast2Sum, the larger operand first).
-  const F big = V::Max(one, e), small = V::Min(one, e);
-  const F s = V::Add(big, small);
-  const F sl = V::Add(V::Sub(big, s), small);
+  // 1 + E = s + sl: exact while s < 2^24 (1 - s is then exact, and so is
+  // the rounding error E - (s - 1)); above, off by at most half an ulp of s.
+  const F s = V::Add(one, e);
+  const F sl = V::Add(V::Sub(one, s), e);
   // (1 + E)^2 = dh + dl, to about twice float32's precision.
   const F dh = V::Mul(s, s);
   const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
   // E*A = mh + ml exactly.
   const F mh = V::Mul(e, a);
   const F ml = V::Fms(e, a, mh);
-  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q); the
-  // first term is exact for the correctly rounded q. rho/dh needs only a
-  // few bits of 1/dh: a seed refined by one Newton step (2^-6).
-  const F q = V::Div(mh, dh);
+  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q), the
+  // first term exact by the FMA for any q this close to the quotient.
+  const F y = V::Div(one, dh);
+  const F q = V::Mul(mh, y);
   const F rho = V::Add(V::Fnma(dh, q, mh), V::Fnma(dl, q, ml));
-  F y = V::RecipSeed(dh);
-  y = V::Mul(y, V::Fnma(dh, y, V::Set(2.0f)));
   return {q, V::Mul(rho, y)};
 }
 
@@ -289,30 +287,39 @@ JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
 
 // Subnormal floats: on x86 a float operation whose result or operand is
 // subnormal (unless exact) takes a microcode assist of ~100 cycles, several
-// times the cost of a whole vector of normal values. Lanes with 0 < |grad_output| <
-// kTinyGrad, where g*s'(x) or g*lo may be subnormal (s'(x) >= 2^-42.6 on the
-// fast path, so other lanes' products stay above 2^-86), finish in double
-// instead: float <-> double conversions take subnormals at full speed, and
-// the conversion back is the one rounding, gradual underflow included.
+// times the cost of a whole vector of normal values (scaling such an
+// operand by a power of two is no way out: that multiply is itself slow).
+// Lanes with 0 < |grad_output| < kTinyGrad, where g*s'(x) or g*lo may be
+// subnormal (s'(x) >= 2^-42.6 on the fast path, so other lanes' products
+// stay above 2^-86), finish in double instead: float <-> double
+// conversions take subnormals at full speed, and the conversion back is
+// the one rounding, gradual underflow included.
 inline constexpr float kTinyGrad = 0x1p-43f;
 
+// Takes |grad_output|.
 template <class V>
-JAS_HOST_DEVICE inline typename V::M TinyGrad(typename V::F go) {
-  const typename V::F a = V::Abs(go);
-  return V::And(V::Lt(a, V::Set(kTinyGrad)), V::Gt(a, V::Set(0.0f)));
+JAS_HOST_DEVICE inline typename V::M TinyGrad(typename V::F abs_go) {
+  return V::And(V::Lt(abs_go, V::Set(kTinyGrad)), V::Gt(abs_go, V::Set(0.0f)));
 }
 
-template <class V, class S>
-JAS_HOST_DEVICE inline typename V::F TimesGradDouble(typename V::F go, S ds) {
+// grad_output * (hi + lo), the tiny lanes in double.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesGradTiny(typename V::F go, Split<V> ds, typename V::M tiny) {
   typename V::D out[V::kHalves];
   for (int h = 0; h < V::kHalves; ++h) {
     const typename V::D g = V::Widen(go, h);
-    if constexpr (requires { ds.lo; }) {
-      out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
-    } else {
-      out[h] = V::MulD(g, V::Widen(ds, h));
-    }
+    out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
   }
+  return V::Select(tiny, V::Narrow(out), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
+}
+
+// grad_output * ds for the half types' tiny lanes, finished in double:
+// float <-> double conversions take subnormals at full speed, and the
+// conversion back is the one rounding.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesGradDouble(typename V::F go, typename V::F ds) {
+  typename V::D out[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) out[h] = V::MulD(V::Widen(go, h), V::Widen(ds, h));
   return V::Narrow(out);
 }
 
@@ -329,11 +336,12 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
 // the general path, which computes s'(x) in double.
 inline constexpr float kHugeGrad = 0x1p127f;
 
-// Lanes for the general path: x < kFastLow, NaN x, a NaN or infinite
-// grad_output (which turns grad_output*0 - x into NaN), and a huge one.
+// Lanes for the general path: x < kFastLow or NaN (Nle is true for
+// unordered operands), and |grad_output| > kHugeGrad, infinite or NaN.
+// Takes |grad_output|.
 template <class V>
-JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F go, typename V::F x) {
-  return V::Or(V::Nle(V::Fms(go, V::Set(0.0f), x), V::Set(-kFastLow)), V::Gt(V::Abs(go), V::Set(kHugeGrad)));
+JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F abs_go, typename V::F x) {
+  return V::Or(V::Nle(V::Set(kFastLow), x), V::Nle(abs_go, V::Set(kHugeGrad)));
 }
 
 // The vectors with a lane near the root, with a tiny grad_output or off the
@@ -345,10 +353,9 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
   // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
   const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
-  const F a = V::Select(NearRoot<V>(x), NearRootA<V>(x), ea.a);
+  const F a = V::Select(NearRootLanes<V>(x), NearRootA<V>(x), ea.a);
   const Split<V> ds = QuotientF32<V>(ea.e, a);
-  F r = TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds);
-  if (V::Any(tiny)) r = V::Select(tiny, TimesGradDouble<V>(go, ds), r);
+  F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
   r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
   if (!V::Any(general)) return r;
   typename V::D d[V::kHalves];
@@ -361,18 +368,15 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
   using F = typename V::F;
-  const auto general = NeedsGeneralPath<V>(go, x);
-  const auto tiny = TinyGrad<V>(go);
-  const auto near = NearRoot<V>(x);
-  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, tiny);
+  const F abs_go = V::Abs(go);
+  const auto general = NeedsGeneralPath<V>(abs_go, x);
+  const auto near = NearRootLanes<V>(x);
+  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, TinyGrad<V>(abs_go));
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
-  F r;
-  if (V::Any(tiny)) {  // inline: with subnormal gradients every vector comes here
-    r = V::Select(tiny, TimesGradDouble<V>(go, ds), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
-  } else {
-    r = TimesGrad<V>(go, ds);
-  }
+  const auto tiny = TinyGrad<V>(abs_go);
+  // Inline: with subnormal gradients every vector comes here.
+  const F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
   return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 }
 
@@ -405,8 +409,9 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typena
 
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalf(typename V::F go, typename V::F x) {
-  const auto general = NeedsGeneralPath<V>(go, x);
-  const auto tiny = TinyGrad<V>(go);
+  const typename V::F abs_go = V::Abs(go);
+  const auto general = NeedsGeneralPath<V>(abs_go, x);
+  const auto tiny = TinyGrad<V>(abs_go);
   if (V::Any(V::Or(general, tiny))) return GradHalfRare<V>(go, x, general, tiny);
   return V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
 }
