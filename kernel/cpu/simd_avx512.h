@@ -85,12 +85,6 @@ struct Avx512 {
   static D NegD(D a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
   }
-
-  // A rough 1/d for normal positive d (relative error under 12%), from
-  // integer arithmetic on the bits: the same on every ISA.
-  static F RecipSeed(F d) {
-    return _mm512_castsi512_ps(_mm512_sub_epi32(_mm512_set1_epi32(0x7ef311c3), _mm512_castps_si512(d)));
-  }
   // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
   static F Lookup32(const float* table, F kf) {
     return _mm512_permutex2var_ps(_mm512_loadu_ps(table), _mm512_castps_si512(kf), _mm512_loadu_ps(table + 16));

@@ -57,9 +57,6 @@ struct Scalar {
   static D MulD(D a, D b) { return a * b; }
   static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
   static D NegD(D a) { return -a; }
-
-  // A rough 1/d (see simd_avx512.h).
-  static F RecipSeed(F d) { return half::FromBits(0x7ef311c3u - half::Bits(d)); }
   // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
   static F Lookup32(const float* table, F kf) { return table[half::Bits(kf) & 31u]; }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).

@@ -49,9 +49,6 @@ struct CudaLane {
   __device__ static D MulD(D a, D b) { return __dmul_rn(a, b); }
   __device__ static D FmaD(D a, D b, D c) { return __fma_rn(a, b, c); }
   __device__ static D NegD(D a) { return -a; }
-
-  // A rough 1/d (see simd_avx512.h).
-  __device__ static F RecipSeed(F d) { return __uint_as_float(0x7ef311c3u - __float_as_uint(d)); }
   // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
   // ExpTable; its tables are __device__ arrays in device code).
   __device__ static F Lookup32(const float* table, F kf) { return table[__float_as_uint(kf) & 31u]; }

@@ -1,0 +1,94 @@
+// grad_output * s'(x) for float32 results: the fast path's compensated
+// quotient, and the per-vector choice between it and the general path.
+#ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_F32_H_
+#define JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_F32_H_
+
+#include "common/silu_grad_fast.h"
+#include "common/silu_grad_general.h"
+
+namespace jas::math {
+
+// s'(x) as hi + lo on the fast path, |lo| below 2^-8 |hi|.
+template <class V>
+struct Split {
+  typename V::F hi, lo;
+};
+
+template <class V>
+JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
+  using F = typename V::F;
+  const F one = V::Set(1.0f);
+  // 1 + E = s + sl: exact while s < 2^24 (1 - s is then exact, and so is
+  // the rounding error E - (s - 1)); above, off by at most half an ulp of s.
+  const F s = V::Add(one, e);
+  const F sl = V::Add(V::Sub(one, s), e);
+  // (1 + E)^2 = dh + dl, to about twice float32's precision.
+  const F dh = V::Mul(s, s);
+  const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
+  // E*A = mh + ml exactly.
+  const F mh = V::Mul(e, a);
+  const F ml = V::Fms(e, a, mh);
+  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q), the
+  // first term exact by the FMA for any q this close to the quotient.
+  const F y = V::Div(one, dh);
+  const F q = V::Mul(mh, y);
+  const F rho = V::Add(V::Fnma(dh, q, mh), V::Fnma(dl, q, ml));
+  return {q, V::Mul(rho, y)};
+}
+
+// grad_output * (hi + lo), rounded once.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
+  return V::Fma(go, ds.hi, V::Mul(go, ds.lo));
+}
+
+// grad_output * (hi + lo), the tiny lanes in double.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesGradTiny(typename V::F go, Split<V> ds, typename V::M tiny) {
+  typename V::D out[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    const typename V::D g = V::Widen(go, h);
+    out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
+  }
+  return V::Select(tiny, V::Narrow(out), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
+}
+
+// The vectors with a lane near the root, with a tiny grad_output or off the
+// fast path (rare in practice, every vector for subnormal gradients).
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general,
+                                                       typename V::M tiny) {
+  using F = typename V::F;
+  // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
+  const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
+  const F a = V::Select(NearRootLanes<V>(x), NearRootA<V>(x), ea.a);
+  const Split<V> ds = QuotientF32<V>(ea.e, a);
+  F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
+  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  if (!V::Any(general)) return r;
+  typename V::D d[V::kHalves];
+  GradDouble<V>(go, x, d);
+  return V::Select(general, CanonicalNan<V>(V::Narrow(d)), r);
+}
+
+// grad_output * s'(x) for float32 results; x >= kFastHigh (+inf included)
+// gives grad_output exactly.
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
+  using F = typename V::F;
+  const F abs_go = V::Abs(go);
+  const auto general = NeedsGeneralPath<V>(abs_go, x);
+  const auto near = NearRootLanes<V>(x);
+  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, TinyGrad<V>(abs_go));
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
+  const auto tiny = TinyGrad<V>(abs_go);
+  // Inline: with subnormal gradients every vector comes here.
+  const F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
+  return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+}
+
+}  // namespace jas::math
+
+#endif  // JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_F32_H_
