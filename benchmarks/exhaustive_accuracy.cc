@@ -12,7 +12,9 @@
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   exhaustive_accuracy [--isa auto|scalar|avx2|avx512|neon] [--threads N]
 //                       [--stride S] [--grad one|random|tiny|huge|all]
-// --stride S checks every S-th bit pattern (a quick look). Exit status 1 when
+//                       [--begin BITS] [--end BITS]
+// --stride S checks every S-th bit pattern (a quick look); --begin and --end
+// (hexadecimal float32 bit patterns, end excluded) check one range only. Exit status 1 when
 // any result is beyond the float32 bound (4 ulp) or wrongly NaN/inf.
 #include <algorithm>
 #include <atomic>
@@ -114,14 +116,14 @@ float HugeGrad(uint32_t bits) {
   return jas::half::FromBits((jas::half::Bits(RandomGrad(bits)) & 0x807fffffu) | (254u << 23));
 }
 
-Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_step, uint64_t stride,
-                 uint64_t num_blocks, std::atomic<bool>& failed) {
+Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_step, uint64_t begin, uint64_t end,
+                 uint64_t stride, uint64_t num_blocks, std::atomic<bool>& failed) {
   Tally t;
   std::vector<float> g(kBlock), x(kBlock), out(kBlock);
   for (uint64_t b = first_block; b < num_blocks; b += block_step) {
     int64_t n = 0;
-    for (uint64_t i = b * kBlock; i < (b + 1) * kBlock && i * stride < (uint64_t{1} << 32); ++i, ++n) {
-      const uint32_t bits = static_cast<uint32_t>(i * stride);
+    for (uint64_t i = b * kBlock; i < (b + 1) * kBlock && begin + i * stride < end; ++i, ++n) {
+      const uint32_t bits = static_cast<uint32_t>(begin + i * stride);
       x[n] = jas::half::FromBits(bits);
       g[n] = grad == Grad::kOne ? 1.0f
              : grad == Grad::kRandom ? RandomGrad(bits)
@@ -157,6 +159,7 @@ int main(int argc, char** argv) {
   int threads = 2;
   uint64_t stride = 1;
   std::string grads = "all";
+  uint64_t begin = 0, end = uint64_t{1} << 32;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--isa") {
@@ -168,6 +171,10 @@ int main(int argc, char** argv) {
       threads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--stride") {
       stride = std::max<uint64_t>(1, std::strtoull(value.c_str(), nullptr, 10));
+    } else if (flag == "--begin") {
+      begin = std::strtoull(value.c_str(), nullptr, 16);
+    } else if (flag == "--end") {
+      end = std::min(std::strtoull(value.c_str(), nullptr, 16), static_cast<unsigned long long>(end));
     } else if (flag == "--grad") {
       grads = value;
     } else {
@@ -180,7 +187,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const jas::Isa resolved = isa == jas::Isa::kAuto ? jas::BestIsa() : isa;
-  const uint64_t total = ((uint64_t{1} << 32) + stride - 1) / stride;
+  if (begin >= end) {
+    std::fprintf(stderr, "exhaustive_accuracy: --begin must be below --end\n");
+    return 2;
+  }
+  const uint64_t total = (end - begin + stride - 1) / stride;
   const uint64_t num_blocks = (total + kBlock - 1) / kBlock;
   std::printf("float32 silu_grad, ISA %s, %llu inputs (every %llu-th bit pattern), %d threads\n",
               jas::IsaName(resolved), static_cast<unsigned long long>(total), static_cast<unsigned long long>(stride),
@@ -196,7 +207,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int w = 0; w < threads; ++w) {
       pool.emplace_back([&, w] {
-        const Tally t = CheckRange(resolved, grad, w, threads, stride, num_blocks, failed);
+        const Tally t = CheckRange(resolved, grad, w, threads, begin, end, stride, num_blocks, failed);
         std::lock_guard<std::mutex> lock(mutex);
         total_tally.Merge(t);
       });

@@ -18,18 +18,22 @@ template <class V>
 JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
-  // 1 + E = s + sl: exact while s < 2^24 (1 - s is then exact, and so is
-  // the rounding error E - (s - 1)); above, off by at most half an ulp of s.
-  const F s = V::Add(one, e);
-  const F sl = V::Add(V::Sub(one, s), e);
+  // 1 + E = s + sl exactly (Fast2Sum, the larger operand first; the
+  // shorter (1 - s) + E is off by up to half an ulp of s once s >= 2^24,
+  // which costs a float32 result at x ~ 16.64 over 4 ulp).
+  const F big = V::Max(one, e), small = V::Min(one, e);
+  const F s = V::Add(big, small);
+  const F sl = V::Add(V::Sub(big, s), small);
   // (1 + E)^2 = dh + dl, to about twice float32's precision.
   const F dh = V::Mul(s, s);
   const F dl = V::Fma(V::Add(s, s), sl, V::Fms(s, s, dh));
   // E*A = mh + ml exactly.
   const F mh = V::Mul(e, a);
   const F ml = V::Fms(e, a, mh);
-  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q), the
-  // first term exact by the FMA for any q this close to the quotient.
+  // E*A/(1+E)^2 = q + rho/(dh + dl), rho = (mh - dh*q) + (ml - dl*q): for
+  // any q within a few ulp of the quotient the first term is a few ulp of
+  // mh, which the FMA rounds with an error 2^-24 of itself, so q needs no
+  // correctly rounded division, and lo = rho * y restores the rest.
   const F y = V::Div(one, dh);
   const F q = V::Mul(mh, y);
   const F rho = V::Add(V::Fnma(dh, q, mh), V::Fnma(dl, q, ml));
@@ -53,12 +57,15 @@ JAS_HOST_DEVICE inline typename V::F TimesGradTiny(typename V::F go, Split<V> ds
   return V::Select(tiny, V::Narrow(out), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
 }
 
-// The vectors with a lane near the root, with a tiny grad_output or off the
-// fast path (rare in practice, every vector for subnormal gradients).
+// The vectors with a lane near the root or off the fast path (rare in
+// practice): the fast path's formula for every lane, with A from the root
+// expansion where |x - x0| < kNearRoot, and the general path where it is needed.
 template <class V>
-JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x, typename V::M general,
-                                                       typename V::M tiny) {
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x) {
   using F = typename V::F;
+  const F abs_go = V::Abs(go);
+  const auto general = NeedsGeneralPath<V>(abs_go, x);
+  const auto tiny = TinyGrad<V>(abs_go);
   // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
   const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
@@ -72,16 +79,21 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
   return V::Select(general, CanonicalNan<V>(V::Narrow(d)), r);
 }
 
+// |A| below which a lane may be near the root: every lane with
+// |x - x0| < kNearRoot has |A| < 1.28 * kNearRoot * 1.01 < kNearRootA, so
+// the fast path, which tests A (computed anyway) instead of x, hands all of
+// them to GradF32Rare; the few others it hands over get the same result there.
+inline constexpr float kNearRootA = 0x1p-8f;
+
 // grad_output * s'(x) for float32 results; x >= kFastHigh (+inf included)
 // gives grad_output exactly.
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
   using F = typename V::F;
   const F abs_go = V::Abs(go);
-  const auto general = NeedsGeneralPath<V>(abs_go, x);
-  const auto near = NearRootLanes<V>(x);
-  if (V::Any(V::Or(general, near))) return GradF32Rare<V>(go, x, general, TinyGrad<V>(abs_go));
+  if (V::Any(NeedsGeneralPath<V>(abs_go, x))) return GradF32Rare<V>(go, x);
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  if (V::Any(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)))) return GradF32Rare<V>(go, x);
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
   const auto tiny = TinyGrad<V>(abs_go);
   // Inline: with subnormal gradients every vector comes here.
