@@ -6,41 +6,27 @@ XLA's autodiff of jax.nn.silu measured in the same run.
 
 Each call reads grad_output and x and writes grad_input: 3 * n * itemsize
 bytes; the copy moves 2 * n * itemsize. GB/s are those bytes over the median
-time of a call (jitted, fresh output, inputs already on the device). The
-`copy` column is the bandwidth bound the others are compared with.
-`measure()` and `print_table()` serve any device, so the CPU benchmark can
-reuse them.
+time of a call (jitted, fresh output, inputs already on the device, dispatch
+included). The `copy` column is the bandwidth bound the others are compared
+with. The three are sampled round by round by the package's interleaved
+timing (jax_ascend_silu/bench/timing.py, which `python -m jax_ascend_silu
+bench` uses too), so load from other processes falls on all of them alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import jax_ascend_silu as jas
+from jax_ascend_silu.bench.timing import Contender, measure as measure_interleaved
 
 DTYPES = {"float32": jnp.float32, "float16": jnp.float16, "bfloat16": jnp.bfloat16}
-
-
-def median_seconds(fn, *args, reps: int = 15, calls_per_rep: int = 10) -> float:
-    """Median wall time of one call of `fn(*args)`, dispatch included; each
-    rep enqueues `calls_per_rep` calls and waits for the last."""
-    jax.block_until_ready(fn(*args))  # compile and warm up
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        for _ in range(calls_per_rep):
-            out = fn(*args)
-        jax.block_until_ready(out)
-        times.append((time.perf_counter() - start) / calls_per_rep)
-    return statistics.median(times)
 
 
 def measure(device, n: int, dtype_name: str, reps: int = 15) -> dict:
@@ -55,12 +41,15 @@ def measure(device, n: int, dtype_name: str, reps: int = 15) -> dict:
     ours = jax.jit(jas.silu_grad)
     xla = jax.jit(lambda g, x: jax.vjp(jax.nn.silu, x)[1](g)[0])
     row = {"device": str(device), "n": n, "dtype": dtype_name}
-    for name, fn, args, nbytes in (
+    cases = (
         ("copy", copy, (x,), 2 * n * itemsize),
         ("silu_grad", ours, (g, x), 3 * n * itemsize),
         ("xla_autodiff", xla, (g, x), 3 * n * itemsize),
-    ):
-        seconds = median_seconds(fn, *args, reps=reps)
+    )
+    contenders = [Contender(name, fn, lambda args=args: args, jax.block_until_ready) for name, fn, args, _ in cases]
+    stats = measure_interleaved(contenders, repeats=reps, budget_s=0.5)
+    for name, _, _, nbytes in cases:
+        seconds = stats[name].median
         row[f"{name}_s"] = seconds
         row[f"{name}_gbps"] = nbytes / seconds / 1e9
     row["fraction_of_copy"] = row["silu_grad_gbps"] / row["copy_gbps"]
