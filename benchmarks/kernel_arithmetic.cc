@@ -16,9 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "common/dtype.h"
 #include "common/half.h"
 #include "cpu/isa.h"
-#include "silu_grad.h"
+#include "cpu/silu_grad_cpu.h"
 
 namespace {
 
@@ -61,12 +62,12 @@ int main(int argc, char** argv) {
     gh[i] = jas::half::FloatToF16(g[i]);
   }
   std::vector<Case> cases;
-  for (const jas::Isa isa : {jas::Isa::kAvx512, jas::Isa::kAvx2, jas::Isa::kScalar}) {
+  for (const jas::Isa isa : jas::kIsas) {
     if (!jas::IsaSupported(isa)) continue;
     const jas::BlockKernels* k = jas::KernelsFor(isa);
-    const auto& f32 = k->by_type[static_cast<int>(jas::TypeIndex::kF32)];
-    const auto& bf16 = k->by_type[static_cast<int>(jas::TypeIndex::kBF16)];
-    const auto& f16 = k->by_type[static_cast<int>(jas::TypeIndex::kF16)];
+    const auto& f32 = k->by_type[jas::DtypeIndex(jas::DataType::kFloat32)];
+    const auto& bf16 = k->by_type[jas::DtypeIndex(jas::DataType::kBFloat16)];
+    const auto& f16 = k->by_type[jas::DtypeIndex(jas::DataType::kFloat16)];
     const std::string n = jas::IsaName(isa);
     cases.push_back({n + " | float32", f32.full, g.data(), x.data(), out.data(), {}});
     cases.push_back({n + " | float32, subnormal g", f32.full, gs.data(), x.data(), out.data(), {}});

@@ -78,8 +78,8 @@ struct Avx2 {
   static D MulD(D a, D b) { return _mm256_mul_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
   static D NegD(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
-  // ExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's
+  // kExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
   // the index (moved into the sign bit that blendv reads). Cheaper than a
   // gather, and the table stays in registers inside the loop.
   static F Lookup32(const float* table, F kf) {

@@ -85,13 +85,13 @@ struct Avx512 {
   static D NegD(D a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
   }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's ExpTable).
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's kExpTable).
   static F Lookup32(const float* table, F kf) {
     return _mm512_permutex2var_ps(_mm512_loadu_ps(table), _mm512_castps_si512(kf), _mm512_loadu_ps(table + 16));
   }
   // Adds k*2^18 to t's bits, k in kf's low bits (kf = k + 1.5*2^23; shifted
   // left by 18, the shifter's own bits leave the word). For the tables of
-  // silu_grad_math.h that is t_j * 2^(k div 32).
+  // silu_grad_fast.h that is t_j * 2^(k div 32).
   static F AddExponent(F t, F kf) {
     return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_slli_epi32(_mm512_castps_si512(kf), 18)));
   }

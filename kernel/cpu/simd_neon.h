@@ -76,12 +76,8 @@ struct Neon {
   static D FmaD(D a, D b, D c) { return vfmaq_f64(c, a, b); }
   static D NegD(D a) { return vnegq_f64(a); }
 
-  // A rough 1/d (see simd_avx512.h): integer arithmetic on the bits.
-  static F RecipSeed(F d) {
-    return vreinterpretq_f32_u32(vsubq_u32(vdupq_n_u32(0x7ef311c3u), vreinterpretq_u32_f32(d)));
-  }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
-  // ExpTable): byte lookups over the 128-byte table, the first 64 bytes with
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's
+  // kExpTable): byte lookups over the 128-byte table, the first 64 bytes with
   // TBL, the rest with TBX (whose out-of-range indices keep what TBL found).
   static F Lookup32(const float* table, F kf) {
     const uint32x4_t j = vandq_u32(vreinterpretq_u32_f32(kf), vdupq_n_u32(31));

@@ -49,8 +49,8 @@ struct CudaLane {
   __device__ static D MulD(D a, D b) { return __dmul_rn(a, b); }
   __device__ static D FmaD(D a, D b, D c) { return __fma_rn(a, b, c); }
   __device__ static D NegD(D a) { return -a; }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_math.h's
-  // ExpTable; its tables are __device__ arrays in device code).
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's
+  // kExpTable; its tables are __device__ arrays in device code).
   __device__ static F Lookup32(const float* table, F kf) { return table[__float_as_uint(kf) & 31u]; }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   __device__ static F AddExponent(F t, F kf) {
