@@ -24,6 +24,7 @@ struct BlockKernels {
 const BlockKernels* ScalarKernels();
 const BlockKernels* Avx2Kernels();
 const BlockKernels* Avx512Kernels();
+const BlockKernels* NeonKernels();
 
 const BlockKernels* KernelsFor(Isa isa);  // resolved ISA (not kAuto); null if unavailable
 
