@@ -1,7 +1,7 @@
-// The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (shapes,
-// and aclnn parameter codes, which StatusToError maps as for every backend)
-// are InvalidArgument, a workspace XLA could not provide is ResourceExhausted,
-// a missing or incomplete CANN and a thread with no current ACL context are
+// The Ascend glue's Outcome as an ffi::Error: the caller's mistakes (the aclnn
+// parameter codes of the operand checks and of CANN's phases, which
+// StatusToError maps as for every backend) are InvalidArgument, a workspace
+// XLA could not provide is ResourceExhausted, a missing or incomplete CANN and a thread with no current ACL context are
 // FailedPrecondition, everything else Internal.
 // The message (call, status code and name, CANN's aclGetRecentErrMsg()) is kept
 // whole.
@@ -20,13 +20,12 @@ inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
   switch (outcome.failure) {
     case Failure::kNone:
       return Error::Success();
-    case Failure::kShapes:
-      return Error::InvalidArgument(outcome.message);
     case Failure::kNoCann:
     case Failure::kNoContext:
       return Error(ErrorCode::kFailedPrecondition, outcome.message);
     case Failure::kWorkspace:
       return Error(ErrorCode::kResourceExhausted, outcome.message);
+    case Failure::kOperands:
     case Failure::kPhase1:
     case Failure::kPhase2:
       return ::jas::ffi::StatusToError(outcome.status, outcome.message);

@@ -25,17 +25,14 @@ void* AllocateFromScratch(void* scratch, uint64_t bytes) {
 xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator scratch,
                                xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                                xffi::Result<xffi::AnyBuffer> grad_input) {
-  const xffi::AnyBuffer* buffers[3] = {&grad_output, &self, &(*grad_input)};
-  ascend::Operand ops[3];
-  for (int i = 0; i < 3; ++i) {
-    const TensorDesc d = TensorDescOf(*buffers[i]);
+  const TensorDesc ops[3] = {TensorDescOf(grad_output), TensorDescOf(self), TensorDescOf(*grad_input)};
+  // Caught here, where XLA's own type names are known ("float64"); the glue's
+  // checks would refuse the same operands with the same 161002.
+  for (const TensorDesc& d : ops) {
     if (!IsSupported(d.dtype)) {
-      std::string names;
-      for (const DtypeInfo& t : kDtypes) names += std::string(names.empty() ? "" : ", ") + t.name;
-      return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes " + names + "; got " +
-                                          OperandsString(grad_output, self, *grad_input));
+      return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes " + ascend::DtypesTaken() +
+                                          "; got " + OperandsString(grad_output, self, *grad_input));
     }
-    ops[i] = {d.dtype, d.rank, d.dims, d.data};
   }
   const ascend::WorkspaceSource workspace{&scratch, &AllocateFromScratch};
   return ascend::ToFfiError(

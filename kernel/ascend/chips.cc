@@ -51,13 +51,21 @@ int64_t NpuArchOfSocName(const char* soc_name) {
   return 0;
 }
 
-std::string DtypesTaken(const ChipClass& chip) {
+namespace {
+
+std::string DtypeList(bool bfloat16) {
   std::string s;
   for (const DtypeInfo& d : kDtypes) {
-    if (d.type == DataType::kBFloat16 && !chip.bfloat16) continue;
+    if (d.type == DataType::kBFloat16 && !bfloat16) continue;
     s += (s.empty() ? "" : ", ") + std::string(d.name);
   }
   return s;
 }
+
+}  // namespace
+
+std::string DtypesTaken(const ChipClass& chip) { return DtypeList(chip.bfloat16); }
+
+std::string DtypesTaken() { return DtypeList(true); }
 
 }  // namespace jas::ascend

@@ -29,8 +29,12 @@ const ChipClass& ClassOfNpuArch(int64_t npu_arch);
 // 2201, "Ascend950PR_9589" and CANN 8.5's "Ascend910_9589" -> 3510), or 0.
 int64_t NpuArchOfSocName(const char* soc_name);
 
-// "float16, float32" for a class without bfloat16, from the dtype table.
+// "float32, float16" for a class without bfloat16, from the dtype table.
 std::string DtypesTaken(const ChipClass& chip);
+
+// "float32, float16, bfloat16": every dtype of the table, as SiluGrad takes
+// them before any chip is asked.
+std::string DtypesTaken();
 
 }  // namespace jas::ascend
 

@@ -2,11 +2,12 @@
 #include "ascend/glue.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <utility>
 
 #include "common/broadcast.h"
+#include "common/shape_string.h"
+#include "common/validate.h"
 
 namespace jas::ascend {
 namespace {
@@ -15,51 +16,97 @@ static_assert(AclDataType(DataType::kFloat32) == cann::ACL_FLOAT &&
               AclDataType(DataType::kFloat16) == cann::ACL_FLOAT16 &&
               AclDataType(DataType::kBFloat16) == cann::ACL_BF16);
 
-// A normalised view: rank 0 becomes one element of rank 1, since
-// aclnnSiluBackward documents ranks 1 to 8.
+// An aclTensor's view of one checked operand: rank 0 becomes one element of
+// rank 1, since aclnnSiluBackward documents ranks 1 to 8.
 struct View {
   int64_t rank = 1;
   int64_t dims[kMaxRank] = {1};
   int64_t strides[kMaxRank] = {1};
+  int64_t offset = 0;
   int64_t storage_rank = 1;
   int64_t storage_dims[kMaxRank] = {1};
 };
 
-void Normalise(const Operand& op, int64_t* rank, int64_t* dims) {
-  *rank = std::max<int64_t>(op.rank, 1);
-  if (op.rank == 0) {
-    dims[0] = 1;
-  } else {
-    std::copy(op.dims, op.dims + op.rank, dims);
+// Operand `i` of `checked` over its own storage, seen with grad_input's
+// shape (stride 0 where broadcast) or, when `own_shape`, with its own shape
+// (the operator broadcasts). The storage is the operand's own dims when it is
+// dense, as XLA's buffers are, else its flat extent.
+View ViewOf(const TensorDesc& desc, const CheckedOperands& checked, int i, bool own_shape) {
+  const StridedShape& own = checked.views[i];
+  const StridedShape& shown = own_shape ? own : checked.views[2];
+  View v;
+  if (shown.rank > 0) {
+    v.rank = shown.rank;
+    std::copy(shown.dims, shown.dims + shown.rank, v.dims);
+    if (own_shape) {
+      std::copy(own.strides, own.strides + own.rank, v.strides);
+    } else {  // cannot fail: CheckOperands found that it broadcasts
+      BroadcastStrides(own.rank, own.dims, own.strides, shown.rank, shown.dims, v.strides);
+    }
   }
+  v.offset = checked.offsets[i];
+  const bool dense = desc.strides == nullptr && desc.offset == 0 && desc.storage_numel == checked.numel[i];
+  if (dense && own.rank > 0) {
+    v.storage_rank = own.rank;
+    std::copy(own.dims, own.dims + own.rank, v.storage_dims);
+  } else if (!dense) {
+    v.storage_dims[0] = desc.storage_numel;
+  }
+  return v;
 }
 
-// `op` over its own storage, seen with `out`'s shape (stride 0 where
-// broadcast), or, when `own_shape`, with its own shape (the operator
-// broadcasts). Either way false when `op` does not broadcast to `out`.
-bool MakeView(const Operand& op, const Operand& out, bool own_shape, View* v) {
-  if (op.rank > kMaxRank || out.rank > kMaxRank) return false;
-  Normalise(op, &v->storage_rank, v->storage_dims);
-  Normalise(out, &v->rank, v->dims);
-  if (!BroadcastStrides(v->storage_rank, v->storage_dims, nullptr, v->rank, v->dims, v->strides)) return false;
-  if (own_shape) {
-    v->rank = v->storage_rank;
-    std::copy(v->storage_dims, v->storage_dims + v->rank, v->dims);
-    RowMajorStrides(v->rank, v->dims, v->strides);
-  }
-  return true;
-}
-
-std::string List(const int64_t* values, int64_t n) {
-  std::string s = "[";
-  for (int64_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(values[i]);
-  return s + "]";
-}
+constexpr const char* kNames[3] = {"grad_output", "self", "grad_input"};
 
 // "grad_output float32[4] as [3,4] strides [0,1]"
-std::string Describe(const char* name, const Operand& op, const View& v) {
-  return std::string(name) + " " + DtypeName(op.dtype) + List(op.dims, op.rank) + " as " +
-         List(v.dims, v.rank) + " strides " + List(v.strides, v.rank);
+std::string ViewString(int i, const TensorDesc& desc, const View& v) {
+  return std::string(kNames[i]) + " " + ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank) + " as " +
+         DimsString(v.dims, v.rank) + " strides " + DimsString(v.strides, v.rank) +
+         (v.offset != 0 ? " offset " + std::to_string(v.offset) : "");
+}
+
+// "self float32[5]", safe on any descriptor CheckOperands refused.
+std::string OperandString(int i, const TensorDesc& desc) {
+  const bool readable = desc.rank >= 0 && desc.rank <= kMaxRank && (desc.rank == 0 || desc.dims != nullptr);
+  return std::string(kNames[i]) + " " +
+         (readable ? ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank)
+                   : std::string(DtypeName(desc.dtype)) + " of rank " + std::to_string(desc.rank) +
+                         (desc.dims == nullptr ? " without dims" : ""));
+}
+
+// What CheckOperands' refusal means for these operands and what to do about
+// it; its status is the contract, this only puts it in words.
+std::string RefusalReason(const TensorDesc* const ops[3]) {
+  const TensorDesc& out = *ops[2];
+  if (!IsSupported(out.dtype) || ops[0]->dtype != out.dtype || ops[1]->dtype != out.dtype) {
+    return "grad_output, self and grad_input must share one dtype, one of " + DtypesTaken() + ": cast them to it";
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (ops[i]->rank > kMaxRank) {
+      return OperandString(i, *ops[i]) + " has more than " + std::to_string(kMaxRank) +
+             " dimensions, the most SiluGrad takes: reshape it";
+    }
+    if (ops[i]->rank < 0 || (ops[i]->rank > 0 && ops[i]->dims == nullptr)) {
+      return OperandString(i, *ops[i]) + " has no valid dims: give every operand its shape";
+    }
+    if (std::any_of(ops[i]->dims, ops[i]->dims + ops[i]->rank, [](int64_t d) { return d < 0; })) {
+      return OperandString(i, *ops[i]) + " has a negative dim: give every operand its shape";
+    }
+  }
+  int64_t strides[kMaxRank];
+  for (int i = 0; i < 2; ++i) {
+    if (!BroadcastStrides(ops[i]->rank, ops[i]->dims, nullptr, out.rank, out.dims, strides)) {
+      return OperandString(i, *ops[i]) + " does not broadcast to grad_input " + DimsString(out.dims, out.rank) +
+             ": grad_input must have the broadcast shape of grad_output and self";
+    }
+  }
+  int64_t rank = 0, dims[kMaxRank];
+  if (BroadcastShape(ops[0]->rank, ops[0]->dims, ops[1]->rank, ops[1]->dims, &rank, dims) &&
+      (rank != out.rank || !std::equal(dims, dims + rank, out.dims))) {
+    return "grad_input " + DimsString(out.dims, out.rank) + " is not " + DimsString(dims, rank) +
+           ", the broadcast shape of grad_output and self: give it that shape";
+  }
+  return "a negative stride or offset, a view past its storage, or a grad_input whose elements overlap: pass "
+         "dense buffers";
 }
 
 std::string RecentMessage(const CannApi& api) {
@@ -76,10 +123,10 @@ class TensorHandle {
   ~TensorHandle() {
     if (tensor_ != nullptr) api_.aclDestroyTensor(tensor_);
   }
-  bool Create(const Operand& op, const View& v) {
-    tensor_ = api_.aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), AclDataType(op.dtype), v.strides, 0,
-                                   cann::ACL_FORMAT_ND, v.storage_dims, static_cast<uint64_t>(v.storage_rank),
-                                   op.data);
+  bool Create(const TensorDesc& desc, const View& v) {
+    tensor_ = api_.aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), AclDataType(desc.dtype), v.strides,
+                                   v.offset, cann::ACL_FORMAT_ND, v.storage_dims,
+                                   static_cast<uint64_t>(v.storage_rank), desc.data);
     return tensor_ != nullptr;
   }
   cann::aclTensor* get() const { return tensor_; }
@@ -170,10 +217,17 @@ std::string StatusLabel(cann::aclnnStatus status) {
 }
 
 Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
-                     const Operand& grad_output, const Operand& self, const Operand& grad_input) {
-  int64_t numel = 1;
-  for (int64_t i = 0; i < grad_input.rank; ++i) numel *= grad_input.dims[i];
-  if (numel == 0) return Outcome{};  // empty: nothing to launch
+                     const TensorDesc& grad_output, const TensorDesc& self, const TensorDesc& grad_input) {
+  const TensorDesc* const ops[3] = {&grad_output, &self, &grad_input};
+  CheckedOperands checked;
+  if (Status s = CheckOperands(&grad_output, &self, &grad_input, &checked); s != kSuccess) {
+    std::string operands;
+    for (int i = 0; i < 3; ++i) operands += (i ? ", " : "") + OperandString(i, *ops[i]);
+    return Fail(Failure::kOperands, s,
+                "SiluGrad on Ascend refused its operands with " + StatusLabel(s) + " (" + std::to_string(s) +
+                    ") before any CANN call: " + RefusalReason(ops) + "; got " + operands);
+  }
+  if (checked.numel[2] == 0) return Outcome{};  // empty: nothing to launch
   if (!cann.ok()) {
     return Fail(Failure::kNoCann, 0, "SiluGrad on Ascend needs CANN, which was not found or is incomplete:\n" +
                                          cann.problem());
@@ -181,19 +235,12 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   const CannApi& api = cann.api();
   CurrentChip chip;
   if (Outcome o = CheckContext(api, &chip); !o.ok()) return o;
-  const bool own_shapes = chip.chip->broadcasts;
 
-  static constexpr const char* kNames[3] = {"grad_output", "self", "grad_input"};
-  const Operand* ops[3] = {&grad_output, &self, &grad_input};
   View views[3];
   std::string operands;
   for (int i = 0; i < 3; ++i) {
-    if (!MakeView(*ops[i], grad_input, own_shapes, &views[i])) {
-      return Fail(Failure::kShapes, 0,
-                  std::string(kNames[i]) + " " + DtypeName(ops[i]->dtype) + List(ops[i]->dims, ops[i]->rank) +
-                      " does not broadcast to grad_input " + List(grad_input.dims, grad_input.rank));
-    }
-    operands += (i ? "; " : "") + Describe(kNames[i], *ops[i], views[i]);
+    views[i] = ViewOf(*ops[i], checked, i, chip.chip->broadcasts);
+    operands += (i ? "; " : "") + ViewString(i, *ops[i], views[i]);
   }
 
   TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
@@ -212,9 +259,7 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   if (status != 0) {  // phase 1 keeps no executor when it fails
     executor.Release();
     std::string why;
-    const bool bfloat16 = grad_output.dtype == DataType::kBFloat16 || self.dtype == DataType::kBFloat16 ||
-                          grad_input.dtype == DataType::kBFloat16;
-    if (status == kErrParamInvalid && bfloat16 && !chip.chip->bfloat16) {
+    if (status == kErrParamInvalid && checked.dtype == DataType::kBFloat16 && !chip.chip->bfloat16) {
       why = "; bfloat16 is not supported on " + std::string(chip.soc_name != nullptr ? chip.soc_name : "this chip") +
             ", " + chip.chip->family + " (from its " + chip.source + "): it takes " + DtypesTaken(*chip.chip) +
             "; compute in one of those there, or use a chip with bfloat16 (NpuArch 2201 or 3510)";

@@ -1,7 +1,7 @@
 // The Ascend path without XLA: aclTensor views over device buffers, then
 // CANN's two-phase aclnnSiluBackward on a stream, through the functions
 // cann_loader.h found at run time. The XLA handler (handler.cc) only
-// decodes its buffers into Operands and turns the Outcome into an ffi::Error;
+// decodes its buffers into kernel descriptors and turns the Outcome into an ffi::Error;
 // tests drive this function directly against the fake CANN of
 // tests/ascend_fake (loaded the same way), since XLA cannot call an "ASCEND"
 // handler without an Ascend PJRT plugin.
@@ -22,14 +22,6 @@ namespace jas::ascend {
 // the two meet.
 constexpr cann::aclDataType AclDataType(DataType t) { return static_cast<cann::aclDataType>(t); }
 
-// A dense, row-major device buffer as XLA hands it over.
-struct Operand {
-  DataType dtype = DataType::kFloat32;
-  int64_t rank = 0;
-  const int64_t* dims = nullptr;  // `rank` entries
-  void* data = nullptr;
-};
-
 // Where the device workspace comes from (XLA's scratch allocator in the
 // handler). `allocate` returns null when it cannot provide `bytes`.
 struct WorkspaceSource {
@@ -41,7 +33,7 @@ enum class Failure {
   kNone = 0,
   kNoCann,        // CANN was not found, or lacks a function (no CANN call made)
   kNoContext,     // no current ACL context (or device) on the calling thread (no operator call made)
-  kShapes,        // the operands do not broadcast to grad_input (no CANN call made)
+  kOperands,      // the checks of every backend (common/validate.h) refused them with `status` (no CANN call made)
   kCreateTensor,  // aclCreateTensor returned null
   kPhase1,        // aclnnSiluBackwardGetWorkspaceSize returned `status`
   kWorkspace,     // the workspace source could not provide the bytes phase 1 asked for
@@ -50,7 +42,7 @@ enum class Failure {
 
 struct Outcome {
   Failure failure = Failure::kNone;
-  cann::aclnnStatus status = 0;  // the aclnn status for kPhase1 / kPhase2, the aclError for kNoContext
+  cann::aclnnStatus status = 0;  // the aclnn status for kOperands / kPhase1 / kPhase2, the aclError for kNoContext
   std::string message;           // names the call, the status code and CANN's own message
   bool ok() const { return failure == Failure::kNone; }
 };
@@ -71,16 +63,18 @@ struct CurrentChip {
 Outcome CheckContext(const CannApi& api, CurrentChip* chip);
 
 // grad_input = grad_output * s'(self), the inputs broadcast to grad_input's
-// shape. Needs a current ACL context on the calling thread (CheckContext).
-// Where the operator broadcasts by itself (NpuArch 3510: Ascend 950/350) the
-// operands go over with their own shapes; elsewhere as stride-0 views with
-// grad_input's shape, which CANN's operator accepts and makes contiguous in
-// its workspace. Tensors are destroyed on every path; the workspace is
-// requested only when phase 1 asks for a non-zero size; an executor whose
-// phase 2 does not run is released with aclDestroyAclOpExecutor where CANN has
-// it. An empty grad_input makes no CANN call at all.
+// shape. The operands are checked first as on every backend (CheckOperands:
+// the same refusals with the same aclnn codes, before any CANN call); an
+// empty grad_input then makes no CANN call at all. Otherwise needs a current
+// ACL context on the calling thread (CheckContext). Where the operator
+// broadcasts by itself (NpuArch 3510: Ascend 950/350) the operands go over
+// with their own shapes; elsewhere as stride-0 views with grad_input's shape,
+// which CANN's operator accepts and makes contiguous in its workspace. Tensors
+// are destroyed on every path; the workspace is requested only when phase 1
+// asks for a non-zero size; an executor whose phase 2 does not run is
+// released with aclDestroyAclOpExecutor where CANN has it.
 Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
-                     const Operand& grad_output, const Operand& self, const Operand& grad_input);
+                     const TensorDesc& grad_output, const TensorDesc& self, const TensorDesc& grad_input);
 
 // "ACLNN_ERR_PARAM_INVALID", ..., or the class of an unnamed code
 // ("an unnamed internal error").

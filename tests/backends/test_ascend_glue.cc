@@ -44,7 +44,6 @@ using jas::DataType;
 using jas::ascend::Cann;
 using jas::ascend::CannSearch;
 using jas::ascend::Failure;
-using jas::ascend::Operand;
 using jas::ascend::Outcome;
 using jas::ascend::WorkspaceSource;
 using Dims = std::vector<int64_t>;
@@ -102,7 +101,16 @@ struct Buffer {
   Buffer(DataType t, Dims d) : dtype(t), dims(std::move(d)), bytes(Numel(dims) * ElemBytes(t)) {}
   static int64_t ElemBytes(DataType t) { return t == DataType::kFloat32 ? 4 : 2; }
   int64_t numel() const { return Numel(dims); }
-  Operand op() { return Operand{dtype, static_cast<int64_t>(dims.size()), dims.data(), bytes.data()}; }
+  // Dense and row-major, as XLA hands buffers over.
+  jas::TensorDesc op() {
+    jas::TensorDesc d;
+    d.dtype = dtype;
+    d.rank = static_cast<int64_t>(dims.size());
+    d.dims = dims.data();
+    d.storage_numel = numel();
+    d.data = bytes.data();
+    return d;
+  }
 
   float get(int64_t i) const {
     if (dtype == DataType::kFloat32) {
@@ -157,16 +165,7 @@ Buffer Expand(const Buffer& in, const Dims& out_dims) {
 // of a broadcast self once, in double).
 Buffer KernelResult(Buffer g, Buffer x, const Dims& out_dims, bool expand) {
   Buffer ge = expand ? Expand(g, out_dims) : g, xe = expand ? Expand(x, out_dims) : x, out(g.dtype, out_dims);
-  auto desc = [](Buffer& b) {
-    jas::TensorDesc d;
-    d.dtype = b.dtype;
-    d.rank = static_cast<int64_t>(b.dims.size());
-    d.dims = b.dims.data();
-    d.storage_numel = b.numel();
-    d.data = b.bytes.data();
-    return d;
-  };
-  const jas::TensorDesc dg = desc(ge), dx = desc(xe), dout = desc(out);
+  const jas::TensorDesc dg = ge.op(), dx = xe.op(), dout = out.op();
   uint64_t ws = 0;
   jas::SiluGradExecutor* e = nullptr;
   if (jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e) != jas::kSuccess) {
@@ -505,27 +504,86 @@ TEST(ascend_glue, empty_output_makes_no_cann_call) {
   EXPECT_TRUE(alloc.requests.empty());
 }
 
-TEST(ascend_glue, unbroadcastable_shapes_are_refused_before_any_cann_call) {
-  fake_cann::Reset();
-  Buffer g(DataType::kFloat32, {3, 4}), x(DataType::kFloat32, {5}), out(DataType::kFloat32, {3, 4});
-  Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-  EXPECT_TRUE(o.failure == Failure::kShapes);
-  EXPECT_TRUE(Contains(o.message, "self float32[5] does not broadcast to grad_input [3,4]"));
-  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
-  EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument);
+// The glue checks operands as every backend does (common/validate.h): the CPU
+// kernel's phase 1 refuses the same operands with the same status, and the
+// message names each operand's dtype and shape and what to do.
+TEST(ascend_glue, refused_operands_get_the_cpu_kernels_status_before_any_cann_call) {
+  const int64_t nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2}, negative[1] = {-1};
+  struct Case {
+    const char* what;
+    DataType g_type, x_type;
+    Dims g, x, out;
+    jas::Status status;
+    const char* says;
+  } cases[] = {
+      {"unbroadcastable self", DataType::kFloat32, DataType::kFloat32, {3, 4}, {5}, {3, 4}, 161002,
+       "self float32[5] does not broadcast to grad_input [3,4]: grad_input must have the broadcast shape"},
+      {"grad_input larger than the broadcast", DataType::kFloat32, DataType::kFloat32, {4}, {4}, {3, 4}, 161002,
+       "grad_input [3,4] is not [4], the broadcast shape of grad_output and self: give it that shape"},
+      {"mixed dtypes", DataType::kFloat16, DataType::kFloat32, {4}, {4}, {4}, 161002,
+       "must share one dtype, one of float32, float16, bfloat16: cast them to it; got grad_output float16[4]"},
+      {"a negative dim", DataType::kFloat32, DataType::kFloat32, {1}, {1}, {1}, 161002,
+       "grad_output float32[-1] has a negative dim"},
+      {"rank nine", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161002,
+       "grad_output float32 of rank 9 has more than 8 dimensions, the most SiluGrad takes: reshape it"},
+      {"storage too small", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161002,
+       "a view past its storage"},
+      {"null dims", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161001,
+       "self float32 of rank 1 without dims has no valid dims"},
+  };
+  for (const Case& c : cases) {
+    fake_cann::Reset();
+    Buffer g(c.g_type, c.g), x(c.x_type, c.x), out(DataType::kFloat32, c.out);
+    jas::TensorDesc dg = g.op(), dx = x.op(), dout = out.op();
+    if (std::string(c.what) == "a negative dim") dg.dims = negative;
+    if (std::string(c.what) == "rank nine") dg.rank = 9, dg.dims = nine;
+    if (std::string(c.what) == "null dims") dx.dims = nullptr;
+    if (std::string(c.what) == "storage too small") dout.storage_numel = 1;
+    uint64_t ws = 0;
+    jas::SiluGradExecutor* e = nullptr;
+    EXPECT_EQ(jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), c.status) << c.what;
+    Allocator alloc;
+    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), dg, dx, dout);
+    EXPECT_TRUE(o.failure == Failure::kOperands) << c.what;
+    EXPECT_EQ(o.status, c.status) << c.what;
+    EXPECT_TRUE(Contains(o.message, "refused its operands with " + jas::ascend::StatusLabel(c.status) + " (" +
+                                        std::to_string(c.status) + ") before any CANN call"))
+        << o.message;
+    EXPECT_TRUE(Contains(o.message, c.says)) << o.message;
+    EXPECT_TRUE(Contains(o.message, "grad_input float32[")) << o.message;
+    EXPECT_EQ(fake_cann::Calls().create_calls, 0) << c.what;
+    EXPECT_EQ(fake_cann::Calls().phase1_calls, 0) << c.what;
+    EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument) << c.what;
+  }
 }
 
-TEST(ascend_glue, operator_rejections_pass_through_with_its_status) {
-  fake_cann::Reset();  // mixed dtypes: the operator's 161002
-  Buffer g(DataType::kFloat16, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
+// A descriptor with strides and an offset (XLA's buffers are dense, the
+// contract's descriptors need not be) reaches CANN with the checked layout:
+// its strides and offset, over its flat storage.
+TEST(ascend_glue, a_strided_self_keeps_its_strides_and_offset_over_its_flat_storage) {
+  fake_cann::Reset();
+  Buffer g(DataType::kFloat32, {2, 3}), storage(DataType::kFloat32, {7}), out(DataType::kFloat32, {2, 3});
+  g.fill(1, 2.0f);
+  storage.fill(2, 6.0f);
+  Buffer x(DataType::kFloat32, {3});  // self = storage[1], storage[3], storage[5]
+  for (int64_t i = 0; i < 3; ++i) x.set(i, storage.get(1 + 2 * i));
+  const int64_t stride[1] = {2};
+  jas::TensorDesc dx = storage.op();
+  dx.rank = 1;
+  dx.dims = x.dims.data();
+  dx.strides = stride;
+  dx.offset = 1;
   Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
-  EXPECT_TRUE(o.failure == Failure::kPhase1);
-  EXPECT_EQ(o.status, 161002);
-  EXPECT_TRUE(Contains(o.message, "ACLNN_ERR_PARAM_INVALID (161002)"));
-  EXPECT_TRUE(Contains(o.message, "must share one dtype"));
-  EXPECT_TRUE(Contains(o.message, "grad_output float16[4]"));
+  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), dx, out.op());
+  ASSERT_TRUE(o.ok()) << o.message;
+  const fake_cann::Record& c = fake_cann::Calls();
+  ASSERT_TRUE(c.created.size() == 3);
+  EXPECT_EQ(c.created[1].dims, Broadcasts() ? (Dims{3}) : (Dims{2, 3}));
+  EXPECT_EQ(c.created[1].strides, Broadcasts() ? (Dims{2}) : (Dims{0, 2}));
+  EXPECT_EQ(c.created[1].offset, int64_t{1});
+  EXPECT_EQ(c.created[1].storage_dims, (Dims{7}));
+  EXPECT_EQ(c.created[0].storage_dims, (Dims{2, 3}));
+  EXPECT_TRUE(KernelResult(g, x, out.dims, !Broadcasts()).bytes == out.bytes);
   EXPECT_TRUE(NoLeaks());
 }
 
