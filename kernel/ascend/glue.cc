@@ -66,7 +66,7 @@ std::string ViewString(int i, const TensorDesc& desc, const View& v) {
 
 // "self float32[5]", safe on any descriptor CheckOperands refused.
 std::string OperandString(int i, const TensorDesc& desc) {
-  const bool readable = desc.rank >= 0 && desc.rank <= kMaxRank && (desc.rank == 0 || desc.dims != nullptr);
+  const bool readable = desc.rank >= 0 && (desc.rank == 0 || desc.dims != nullptr);
   return std::string(kNames[i]) + " " +
          (readable ? ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank)
                    : std::string(DtypeName(desc.dtype)) + " of rank " + std::to_string(desc.rank) +
@@ -81,9 +81,9 @@ std::string RefusalReason(const TensorDesc* const ops[3]) {
     return "grad_output, self and grad_input must share one dtype, one of " + DtypesTaken() + ": cast them to it";
   }
   for (int i = 0; i < 3; ++i) {
-    if (ops[i]->rank > kMaxRank) {
-      return OperandString(i, *ops[i]) + " has more than " + std::to_string(kMaxRank) +
-             " dimensions, the most SiluGrad takes: reshape it";
+    if (ops[i]->rank > kMaxRank && ops[i]->dims != nullptr) {
+      return OperandString(i, *ops[i]) + " has " + std::to_string(ops[i]->rank) + " dimensions, more than the " +
+             std::to_string(kMaxRank) + " SiluGrad takes: reshape it";
     }
     if (ops[i]->rank < 0 || (ops[i]->rank > 0 && ops[i]->dims == nullptr)) {
       return OperandString(i, *ops[i]) + " has no valid dims: give every operand its shape";
