@@ -88,11 +88,16 @@ def kernel_shapes(shapes, out_shape):
 
 
 def kernel_operands(operands, out_shape):
-    """The operands reshaped for the kernel (``kernel_shapes``) and the result
-    shape it computes. Where merging alone leaves more than ``MAX_RANK``
-    dimensions (broadcast patterns that alternate more than eight times), the
-    operands are broadcast in full, one at a time, until it fits."""
+    """The operands the kernel is called with and the result shape it computes.
+    Up to ``MAX_RANK`` dimensions they are the user's: the kernel merges
+    dimensions itself, and a reshape here would cost a copy of an aliased
+    (donated) grad_output. Past it they are reshaped (``kernel_shapes``); where
+    merging alone leaves more than ``MAX_RANK`` dimensions (broadcast patterns
+    that alternate more than eight times), the operands are broadcast in full,
+    one at a time, until it fits."""
     operands = list(operands)
+    if len(out_shape) <= MAX_RANK:
+        return operands, tuple(out_shape)
     shapes, merged = kernel_shapes([a.shape for a in operands], out_shape)
     for k in range(len(operands)):
         if len(merged) <= MAX_RANK:
