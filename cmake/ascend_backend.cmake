@@ -9,9 +9,15 @@ target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/ke
 target_link_libraries(jas_ascend_glue PUBLIC jas_kernel_common ${CMAKE_DL_LIBS})
 set_target_properties(jas_ascend_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
+if(TARGET jas_ffi)  # the XLA FFI headers: the handler, for the module and tests/ffi_harness
+  add_library(jas_ffi_ascend STATIC ffi/ascend/handler.cc)
+  target_link_libraries(jas_ffi_ascend PUBLIC jas_ffi jas_ascend_glue)
+  set_target_properties(jas_ffi_ascend PROPERTIES POSITION_INDEPENDENT_CODE ON
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+endif()
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc ffi/ascend/handler.cc)
-  target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi jas_ascend_glue)
+  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc)
+  target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi_ascend)
   install(TARGETS _silu_grad_ascend LIBRARY DESTINATION jax_ascend_silu)
   jas_add_stub(_silu_grad_ascend)
 endif()

@@ -25,6 +25,8 @@ if(TARGET jas_ffi)
   gtest_discover_tests(ascend_glue_tests TEST_PREFIX backends. TEST_FILTER "-ascend_glue.*" DISCOVERY_TIMEOUT 60
                        PROPERTIES LABELS backends ENVIRONMENT LD_LIBRARY_PATH=${JAS_FAKE_CANN_ROOT}/cann9/lib64
                                   FAIL_REGULAR_EXPRESSION "Running 0 tests")
+  # The handlers themselves, called through their symbols as XLA calls them.
+  include(${CMAKE_CURRENT_LIST_DIR}/ffi_harness.cmake)
 endif()
 
 # The CUDA backend's host-side planning, and its kernels' grid loops run over

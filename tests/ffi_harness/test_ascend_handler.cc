@@ -1,0 +1,425 @@
+// The Ascend handler symbol (JaxAscendSiluGradAscend) called the way XLA
+// calls it on an Ascend PJRT plugin, through the harness's XLA FFI API, end
+// to end into the FAKE CANN of tests/ascend_fake (found through
+// $ASCEND_HOME_PATH by the package's own loader, as a real install is): the
+// stream from XLA_FFI_Stream_Get handed to phase 2, the workspace phase 1 asks
+// for taken from XLA's scratch allocator (XLA_FFI_DeviceMemory_Allocate) and
+// given back after the call (XLA_FFI_DeviceMemory_Free), results against the
+// float64 reference, and every way the call can fail as the ffi::Error XLA
+// would raise. The thread that calls the handler first makes device 0 current
+// with aclrtSetDevice, as a PJRT plugin does before it runs a program.
+//
+// TEST(ascend_handler, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
+// set by ctest); TEST(ascend_handler_without_cann, ...) against an install
+// without an operator library. Host memory stands in for device memory.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ascend/cann.h"
+#include "ascend/cann_loader.h"
+#include "fake_cann.h"
+#include "ffi_harness.h"
+#include "handler_test_util.h"
+#include "handlers.h"
+#include "kernel_test_util.h"
+#include "workspace.h"
+
+namespace ffi_harness {
+namespace {
+
+using fake_cann::Chip;
+using jas::test::Contiguous;
+using jas::test::kTypes;
+
+// The stream the plugin's execution context hands out; the fake records it.
+const jas::cann::aclrtStream kStream = reinterpret_cast<jas::cann::aclrtStream>(uintptr_t{0xa5ce});
+
+Options Plugin() { return Options{.stream = kStream}; }
+
+// What a PJRT plugin does on the thread that runs XLA's program: make the
+// device current (aclrtSetDevice), through the ACL runtime the package opened.
+void SetDevice(int32_t device) {
+  const jas::ascend::Cann& cann = jas::ascend::ProcessCann();
+  ASSERT_TRUE(!cann.libraries().empty()) << cann.problem();
+  const std::string& runtime = cann.libraries()[0].path;  // the ACL runtime, opened first
+  void* handle = dlopen(runtime.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  ASSERT_TRUE(handle != nullptr) << runtime << " is not loaded: " << dlerror();
+  using SetDeviceFn = jas::cann::aclError(int32_t);
+  auto* set_device = reinterpret_cast<SetDeviceFn*>(dlsym(handle, "aclrtSetDevice"));
+  dlclose(handle);  // drops only the reference taken here
+  ASSERT_TRUE(set_device != nullptr) << runtime << " has no aclrtSetDevice";
+  ASSERT_EQ(set_device(device), 0);
+}
+
+struct AscendRun {
+  Operand grad_output, self, grad_input;
+  Log log;
+  Outcome outcome;
+};
+
+// Resets the fake (with `faults`), makes the device current, calls the handler.
+AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& faults = {}, Options options = Plugin()) {
+  AscendRun r{Contiguous(t, s.grad_output), Contiguous(t, s.self), Contiguous(t, s.grad_input), {}, {}};
+  jas::test::Rng rng(3);
+  jas::test::FillRandom(r.grad_output, rng, 2.0);
+  jas::test::FillRandom(r.self, rng, 6.0);
+  fake_cann::Reset(faults);
+  SetDevice(0);
+  Context context(options);
+  CallFrame frame(context);
+  Operands(frame, r.grad_output, r.self, r.grad_input);
+  r.outcome = Call(&JaxAscendSiluGradAscend, frame);
+  r.log = context.log();
+  ExpectCleanCall(context, DtypeName(t) + std::string(" ") + ToString(s));
+  return r;
+}
+
+bool NoCannLeaks() { return fake_cann::LiveTensors() == 0 && fake_cann::LiveExecutors() == 0; }
+
+bool Untouched(const Operand& out) {
+  for (int64_t i = 0; i < out.StorageSize(); ++i) {
+    if (out.Bits(i) != jas::test::Sentinel(out.dtype)) return false;
+  }
+  return true;
+}
+
+// The workspace went from phase 1 to XLA's allocator to phase 2 and back: one
+// Allocate of exactly the size phase 1 asked for (none when it asked for 0),
+// the same block and size handed to aclnnSiluBackward, one Free of it.
+void ExpectWorkspaceRoundTrip(const AscendRun& r, const std::string& what) {
+  const fake_cann::Record& c = fake_cann::Calls();
+  ASSERT_EQ(c.phase1_calls, 1) << what;
+  if (c.planned_workspace == 0) {
+    EXPECT_TRUE(r.log.allocations.empty()) << what;
+    EXPECT_TRUE(c.workspace == nullptr) << what;
+    EXPECT_EQ(c.workspace_size, uint64_t{0}) << what;
+  } else {
+    ASSERT_EQ(r.log.allocations.size(), size_t{1}) << what;
+    const MemoryCall& a = r.log.allocations[0];
+    EXPECT_EQ(a.size, c.planned_workspace) << what;
+    EXPECT_EQ(a.alignment, jas::ffi::kWorkspaceAlignment) << what;
+    EXPECT_EQ(c.workspace, a.data) << what;
+    EXPECT_EQ(c.workspace_size, c.planned_workspace) << what;
+  }
+  ASSERT_EQ(r.log.frees.size(), r.log.allocations.size()) << what;
+  for (size_t i = 0; i < r.log.frees.size(); ++i) {
+    EXPECT_EQ(r.log.frees[i].data, r.log.allocations[i].data) << what;
+    EXPECT_EQ(r.log.frees[i].size, r.log.allocations[i].size) << what;
+  }
+}
+
+bool Refuses(Chip chip, DataType t) { return chip == Chip::k910A && t == DataType::kBFloat16; }
+
+// A broadcast self: a workspace on every chip (CANN materialises the view on
+// 910A/910B; the operator's s'(x) pass needs one on 950).
+const Shapes kBroadcastSelf = {{3, 4}, {4}, {3, 4}};
+
+TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shape) {
+  const Chip chip = fake_cann::CurrentChip();
+  for (DataType t : kTypes) {
+    for (const Shapes& s : EveryShape()) {
+      const std::string what = std::string(fake_cann::ChipName(chip)) + " " + DtypeName(t) + " " + ToString(s);
+      AscendRun r = RunHandler(t, s);
+      if (jas::test::Numel(s.grad_input) == 0) {  // nothing to compute: CANN is not called
+        EXPECT_TRUE(r.outcome.ok) << what << ": " << r.outcome.message;
+        EXPECT_EQ(fake_cann::Calls().create_calls, 0) << what;
+        EXPECT_TRUE(r.log.allocations.empty()) << what;
+        EXPECT_TRUE(Untouched(r.grad_input)) << what;
+        continue;
+      }
+      if (Refuses(chip, t)) {
+        EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << what << ": " << r.outcome.message;
+        EXPECT_TRUE(Contains(r.outcome.message, "bfloat16")) << what << ": " << r.outcome.message;
+        EXPECT_EQ(fake_cann::Calls().phase2_calls, 0) << what;
+        EXPECT_TRUE(r.log.allocations.empty()) << what;
+        EXPECT_TRUE(Untouched(r.grad_input)) << what;
+      } else {
+        ASSERT_TRUE(r.outcome.ok) << what << ": " << CodeName(r.outcome.code) << " " << r.outcome.message;
+        jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, what);  // canaries included
+        const fake_cann::Record& c = fake_cann::Calls();
+        EXPECT_EQ(c.phase2_calls, 1) << what;
+        EXPECT_EQ(c.stream, kStream) << what;
+        ExpectWorkspaceRoundTrip(r, what);
+      }
+      EXPECT_EQ(r.log.stream_gets, 1) << what;
+      EXPECT_TRUE(NoCannLeaks()) << what;
+    }
+  }
+}
+
+TEST(ascend_handler, broadcast_operands_reach_cann_as_the_chip_takes_them) {
+  const Chip chip = fake_cann::CurrentChip();
+  AscendRun r = RunHandler(DataType::kFloat32, {{4}, {3, 1}, {3, 4}});
+  ASSERT_TRUE(r.outcome.ok) << r.outcome.message;
+  const fake_cann::Record& c = fake_cann::Calls();
+  ASSERT_EQ(c.created.size(), size_t{3});
+  if (chip == Chip::k950) {  // the operator broadcasts by itself
+    EXPECT_EQ(c.created[0].dims, (Dims{4}));
+    EXPECT_EQ(c.created[1].dims, (Dims{3, 1}));
+  } else {  // stride-0 views of grad_input's shape over the operands' own storage
+    EXPECT_EQ(c.created[0].dims, (Dims{3, 4}));
+    EXPECT_EQ(c.created[0].strides, (Dims{0, 1}));
+    EXPECT_EQ(c.created[1].strides, (Dims{1, 0}));
+  }
+  EXPECT_EQ(c.created[0].storage_dims, (Dims{4}));
+  EXPECT_EQ(c.created[1].storage_dims, (Dims{3, 1}));
+  EXPECT_EQ(c.created[0].data, static_cast<void*>(r.grad_output.bytes.data()));
+  EXPECT_EQ(c.created[2].data, static_cast<void*>(r.grad_input.bytes.data()));
+  jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, "broadcast");
+  ExpectWorkspaceRoundTrip(r, "broadcast");
+  EXPECT_TRUE(NoCannLeaks());
+}
+
+TEST(ascend_handler, the_workspace_phase_one_asks_for_comes_from_xla_and_goes_back) {
+  for (DataType t : kTypes) {
+    if (Refuses(fake_cann::CurrentChip(), t)) continue;  // covered by the refusal above
+    AscendRun r = RunHandler(t, kBroadcastSelf);
+    ASSERT_TRUE(r.outcome.ok) << DtypeName(t) << ": " << r.outcome.message;
+    ASSERT_GT(fake_cann::Calls().planned_workspace, uint64_t{0})
+        << "the fake's phase 1 asked for no workspace for a broadcast self; this test needs one";
+    ExpectWorkspaceRoundTrip(r, DtypeName(t));
+    jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, DtypeName(t));
+    EXPECT_TRUE(NoCannLeaks());
+  }
+}
+
+TEST(ascend_handler, a_refused_allocation_is_resource_exhausted_and_releases_the_executor) {
+  Options options = Plugin();
+  options.refuse_allocations = true;
+  AscendRun r = RunHandler(DataType::kFloat32, kBroadcastSelf, {}, options);
+  const fake_cann::Record& c = fake_cann::Calls();
+  ASSERT_GT(c.planned_workspace, uint64_t{0});
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "jax_ascend_silu: could not allocate the " +
+                                              std::to_string(c.planned_workspace) +
+                                              " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for"))
+      << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "released with aclDestroyAclOpExecutor")) << r.outcome.message;
+  ASSERT_EQ(r.log.allocations.size(), size_t{1});
+  EXPECT_EQ(r.log.allocations[0].size, c.planned_workspace);
+  EXPECT_TRUE(r.log.frees.empty());  // nothing was given, nothing to give back
+  EXPECT_EQ(c.phase2_calls, 0);      // never with a null workspace
+  EXPECT_EQ(c.executors_destroyed.size(), size_t{1});
+  EXPECT_TRUE(Untouched(r.grad_input));
+  EXPECT_TRUE(NoCannLeaks());
+}
+
+// --- errors before CANN ---------------------------------------------------------------
+
+TEST(ascend_handler, an_unsupported_dtype_is_refused_before_any_cann_call) {
+  std::vector<unsigned char> g(3 * 8), x(3 * 8), out(3 * 8, 0x5a);
+  fake_cann::Reset();
+  SetDevice(0);
+  Context context(Plugin());
+  CallFrame frame(context);
+  frame.Arg(XLA_FFI_DataType_F64, {3}, g.data()).Arg(XLA_FFI_DataType_F64, {3}, x.data())
+      .Ret(XLA_FFI_DataType_F64, {3}, out.data());
+  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+  EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
+  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad on Ascend takes float32, float16, bfloat16; got "
+                                  "grad_output float64[3], self float64[3], grad_input float64[3]"))
+      << o.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_EQ(out, std::vector<unsigned char>(3 * 8, 0x5a));
+  ExpectCleanCall(context, "float64");
+}
+
+TEST(ascend_handler, shapes_that_do_not_broadcast_are_refused_before_any_cann_call) {
+  const Shapes refused[] = {
+      {{3}, {4}, {4}},
+      {{2, 3}, {3}, {3}},
+      {{2}, {2}, {1, 1, 1, 1, 1, 1, 1, 1, 2}},  // rank 9
+  };
+  for (const Shapes& s : refused) {
+    AscendRun r = RunHandler(DataType::kFloat32, s);
+    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << ToString(s) << ": " << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "does not broadcast to grad_input")) << r.outcome.message;
+    EXPECT_EQ(fake_cann::Calls().create_calls, 0) << ToString(s);
+    EXPECT_TRUE(Untouched(r.grad_input)) << ToString(s);
+  }
+}
+
+TEST(ascend_handler, no_stream_from_xla_fails_decoding_before_any_cann_call) {
+  Options options = Plugin();
+  options.has_stream = false;
+  AscendRun r = RunHandler(DataType::kFloat32, {{3}, {3}, {3}}, {}, options);
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "Failed to decode all FFI handler operands")) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "Failed to get platform stream: ffi harness: this execution context has "
+                                          "no stream"))
+      << r.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(Untouched(r.grad_input));
+}
+
+// --- errors from CANN -------------------------------------------------------------------
+
+TEST(ascend_handler, mixed_dtypes_fail_in_phase_one_as_invalid_argument) {
+  Operand g = Contiguous(DataType::kFloat32, {3}), x = Contiguous(DataType::kFloat16, {3}),
+          out = Contiguous(DataType::kFloat32, {3});
+  fake_cann::Reset();
+  SetDevice(0);
+  Context context(Plugin());
+  CallFrame frame(context);
+  Operands(frame, g, x, out);
+  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+  EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
+  EXPECT_TRUE(Contains(o.message, "aclnnSiluBackwardGetWorkspaceSize failed with ACLNN_ERR_PARAM_INVALID (161002)"))
+      << o.message;
+  EXPECT_TRUE(Contains(o.message, "fake CANN: ")) << o.message;  // CANN's own message, kept
+  EXPECT_TRUE(Contains(o.message, "self float16[3]")) << o.message;
+  EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
+  EXPECT_TRUE(Untouched(out));
+  EXPECT_TRUE(NoCannLeaks());
+  ExpectCleanCall(context, "mixed dtypes");
+}
+
+TEST(ascend_handler, a_phase_one_failure_status_is_named_and_classified) {
+  struct Case {
+    jas::cann::aclnnStatus status;
+    const char* label;
+    XLA_FFI_Error_Code code;
+  };
+  for (const Case& c : {Case{161002, "ACLNN_ERR_PARAM_INVALID", XLA_FFI_Error_Code_INVALID_ARGUMENT},
+                        Case{561101, "ACLNN_ERR_INNER_CREATE_EXECUTOR", XLA_FFI_Error_Code_INTERNAL},
+                        Case{561000, "an unnamed internal error", XLA_FFI_Error_Code_INTERNAL}}) {
+    fake_cann::Faults faults;
+    faults.phase1_status = c.status;
+    AscendRun r = RunHandler(DataType::kFloat32, kBroadcastSelf, faults);
+    const std::string status = std::string(c.label) + " (" + std::to_string(c.status) + ")";
+    EXPECT_EQ(r.outcome.code, c.code) << status << ": " << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "aclnnSiluBackwardGetWorkspaceSize failed with " + status))
+        << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "set to fail with " + std::to_string(c.status))) << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "grad_input float32[3,4]")) << r.outcome.message;
+    EXPECT_TRUE(r.log.allocations.empty()) << status;
+    EXPECT_EQ(fake_cann::Calls().phase2_calls, 0) << status;
+    EXPECT_TRUE(Untouched(r.grad_input)) << status;
+    EXPECT_TRUE(NoCannLeaks()) << status;
+  }
+}
+
+TEST(ascend_handler, a_phase_two_failure_is_internal_and_the_workspace_still_goes_back) {
+  fake_cann::Faults faults;
+  faults.phase2_status = 361001;
+  AscendRun r = RunHandler(DataType::kFloat32, kBroadcastSelf, faults);
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INTERNAL) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "aclnnSiluBackward failed with ACLNN_ERR_RUNTIME_ERROR (361001): fake CANN: "
+                                          "aclnnSiluBackward set to fail with 361001"))
+      << r.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().phase2_calls, 1);
+  ExpectWorkspaceRoundTrip(r, "phase 2 failure");
+  EXPECT_TRUE(NoCannLeaks());  // phase 2 frees its executor whatever it returns
+}
+
+TEST(ascend_handler, a_tensor_cann_cannot_create_is_internal_and_the_others_are_destroyed) {
+  fake_cann::Faults faults;
+  faults.fail_create_tensor_call = 1;  // self
+  AscendRun r = RunHandler(DataType::kFloat32, {{3}, {3}, {3}}, faults);
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INTERNAL) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "aclCreateTensor returned null for self")) << r.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+  EXPECT_EQ(fake_cann::Calls().destroyed, 1);  // grad_output's
+  EXPECT_TRUE(NoCannLeaks());
+}
+
+// --- what the binding declares and checks ----------------------------------------------
+
+TEST(ascend_handler, a_frame_of_the_wrong_arity_or_stage_is_refused_before_any_cann_call) {
+  Operand g = Contiguous(DataType::kFloat32, {3}), x = Contiguous(DataType::kFloat32, {3}),
+          out = Contiguous(DataType::kFloat32, {3});
+  fake_cann::Reset();
+  SetDevice(0);
+  Context context(Plugin());
+  {
+    CallFrame no_result(context);
+    no_result.Arg(XLA_FFI_DataType_F32, {3}, g.bytes.data()).Arg(XLA_FFI_DataType_F32, {3}, x.bytes.data());
+    const Outcome o = Call(&JaxAscendSiluGradAscend, no_result);
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(o.message, "Wrong number of results: expected 1 but got 0")) << o.message;
+  }
+  {
+    CallFrame prepare(context, XLA_FFI_ExecutionStage_PREPARE);
+    Operands(prepare, g, x, out);
+    const Outcome o = Call(&JaxAscendSiluGradAscend, prepare);
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(o.message, "Wrong execution stage")) << o.message;
+  }
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_EQ(context.log().stream_gets, 0);  // the frame is checked before anything is decoded
+  EXPECT_TRUE(Untouched(out));
+  ExpectCleanCall(context, "wrong frames");
+}
+
+TEST(ascend_handler, attributes_in_the_frame_are_ignored) {
+  Operand g = Contiguous(DataType::kFloat16, {2, 3}), x = Contiguous(DataType::kFloat16, {3}),
+          out = Contiguous(DataType::kFloat16, {2, 3});
+  jas::test::Rng rng(11);
+  jas::test::FillRandom(g, rng, 2.0);
+  jas::test::FillRandom(x, rng, 6.0);
+  fake_cann::Reset();
+  SetDevice(0);
+  Context context(Plugin());
+  CallFrame frame(context);
+  Operands(frame, g, x, out).Attr("mode", std::string("unused")).Attr("axis", int64_t{-1});
+  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+  ASSERT_TRUE(o.ok) << o.message;
+  jas::test::CheckAgainstReference(g, x, out, "with attributes");
+  ExpectCleanCall(context, "with attributes");
+  EXPECT_TRUE(NoCannLeaks());
+}
+
+TEST(ascend_handler, metadata_reports_the_headers_api_version_and_no_traits) {
+  const Metadata m = QueryMetadata(&JaxAscendSiluGradAscend);
+  ASSERT_TRUE(m.outcome.ok) << m.outcome.message;
+  EXPECT_EQ(m.major_version, XLA_FFI_API_MAJOR);
+  EXPECT_EQ(m.minor_version, XLA_FFI_API_MINOR);
+  // CANN's two phases are not declared safe to capture into a command buffer.
+  EXPECT_EQ(m.traits, XLA_FFI_Handler_Traits{0});
+  EXPECT_EQ(m.state_type_id.type_id, XLA_FFI_UNKNOWN_TYPE_ID.type_id);
+  EXPECT_EQ(Surprises(), std::vector<std::string>{});
+}
+
+// --- CANN missing ---------------------------------------------------------------------
+
+TEST(ascend_handler_without_cann, a_call_is_failed_precondition_naming_what_is_missing) {
+  Operand g = Contiguous(DataType::kFloat32, {3}), x = Contiguous(DataType::kFloat32, {3}),
+          out = Contiguous(DataType::kFloat32, {3});
+  fake_cann::Reset();
+  Context context(Plugin());
+  CallFrame frame(context);
+  Operands(frame, g, x, out);
+  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+  EXPECT_EQ(o.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << o.message;
+  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad on Ascend needs CANN, which was not found or is "
+                                  "incomplete"))
+      << o.message;
+  EXPECT_TRUE(Contains(o.message, "operator library: libopapi_nn.so or libopapi.so not found in")) << o.message;
+  EXPECT_TRUE(Contains(o.message, "$ASCEND_HOME_PATH/lib64")) << o.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(context.log().allocations.empty());
+  EXPECT_TRUE(Untouched(out));
+  ExpectCleanCall(context, "without CANN");
+}
+
+TEST(ascend_handler_without_cann, an_empty_result_needs_no_cann) {
+  Operand g = Contiguous(DataType::kFloat32, {0, 3}), x = Contiguous(DataType::kFloat32, {3}),
+          out = Contiguous(DataType::kFloat32, {0, 3});
+  Context context(Plugin());
+  CallFrame frame(context);
+  Operands(frame, g, x, out);
+  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+  EXPECT_TRUE(o.ok) << o.message;
+  EXPECT_TRUE(Untouched(out));
+  ExpectCleanCall(context, "empty without CANN");
+}
+
+}  // namespace
+}  // namespace ffi_harness
