@@ -387,6 +387,11 @@ CallFrame& CallFrame::Attr(std::string name, std::string value) {
   return *this;
 }
 
+CallFrame& CallFrame::StructSize(size_t struct_size) {
+  frame_.struct_size = struct_size;
+  return *this;
+}
+
 XLA_FFI_CallFrame* CallFrame::get() {
   arg_types_.assign(args_.size(), XLA_FFI_ArgType_BUFFER);
   arg_ptrs_.clear();

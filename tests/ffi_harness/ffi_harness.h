@@ -92,6 +92,9 @@ class CallFrame {
   CallFrame& Ret(XLA_FFI_DataType dtype, std::vector<int64_t> dims, void* data);
   CallFrame& Attr(std::string name, int64_t value);      // an S64 scalar attribute
   CallFrame& Attr(std::string name, std::string value);  // a string attribute
+  // The frame's struct_size, as a runtime built against other headers would
+  // set it (XLA_FFI_CallFrame_STRUCT_SIZE by default).
+  CallFrame& StructSize(size_t struct_size);
   // The C frame, rebuilt from what was added so far; valid until the next change.
   XLA_FFI_CallFrame* get();
 

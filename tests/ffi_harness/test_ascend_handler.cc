@@ -332,7 +332,7 @@ TEST(ascend_handler, a_tensor_cann_cannot_create_is_internal_and_the_others_are_
 
 // --- what the binding declares and checks ----------------------------------------------
 
-TEST(ascend_handler, a_frame_of_the_wrong_arity_or_stage_is_refused_before_any_cann_call) {
+TEST(ascend_handler, a_frame_of_the_wrong_size_arity_or_stage_is_refused_before_any_cann_call) {
   Operand g = Contiguous(DataType::kFloat32, {3}), x = Contiguous(DataType::kFloat32, {3}),
           out = Contiguous(DataType::kFloat32, {3});
   fake_cann::Reset();
@@ -351,6 +351,13 @@ TEST(ascend_handler, a_frame_of_the_wrong_arity_or_stage_is_refused_before_any_c
     const Outcome o = Call(&JaxAscendSiluGradAscend, prepare);
     EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
     EXPECT_TRUE(Contains(o.message, "Wrong execution stage")) << o.message;
+  }
+  {
+    CallFrame other_headers(context);
+    Operands(other_headers, g, x, out).StructSize(XLA_FFI_CallFrame_STRUCT_SIZE - sizeof(void*));
+    const Outcome o = Call(&JaxAscendSiluGradAscend, other_headers);
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(o.message, "Unexpected XLA_FFI_CallFrame size")) << o.message;
   }
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
   EXPECT_EQ(context.log().stream_gets, 0);  // the frame is checked before anything is decoded

@@ -155,7 +155,7 @@ TEST(cpu_handler, invalid_operands_are_invalid_argument_errors_naming_them) {
 
 // --- what the Bind chain checks before the handler runs -----------------------------
 
-TEST(cpu_handler, a_frame_of_the_wrong_arity_or_stage_is_refused_by_the_binding) {
+TEST(cpu_handler, a_frame_of_the_wrong_size_arity_or_stage_is_refused_by_the_binding) {
   const DataType f32 = DataType::kFloat32;
   Operand g = Contiguous(f32, {3}), x = Contiguous(f32, {3}), out = Contiguous(f32, {3});
   Context context(Pooled());
@@ -181,6 +181,16 @@ TEST(cpu_handler, a_frame_of_the_wrong_arity_or_stage_is_refused_by_the_binding)
     const Outcome o = Call(&JaxAscendSiluGradCpu, early);
     EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
     EXPECT_TRUE(Contains(o.message, "Wrong execution stage")) << o.message;
+  }
+  {  // a runtime whose headers have a larger call frame
+    CallFrame other_headers(context);
+    Operands(other_headers, g, x, out).StructSize(XLA_FFI_CallFrame_STRUCT_SIZE + sizeof(void*));
+    const Outcome o = Call(&JaxAscendSiluGradCpu, other_headers);
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(o.message, "Unexpected XLA_FFI_CallFrame size: expected " +
+                                        std::to_string(XLA_FFI_CallFrame_STRUCT_SIZE) + " got " +
+                                        std::to_string(XLA_FFI_CallFrame_STRUCT_SIZE + sizeof(void*))))
+        << o.message;
   }
   for (int64_t i = 0; i < out.StorageSize(); ++i) ASSERT_EQ(out.Bits(i), jas::test::Sentinel(f32));
   ExpectCleanCall(context, "wrong frames");
