@@ -4,6 +4,7 @@
 #   cpu_handler                  once
 #   ascend_handler               once per fake chip (910A, 910B, 950), the
 #                                fake CANN install found through $ASCEND_HOME_PATH
+#   ascend_handler_devices       once, two fake devices (910A, 950)
 #   ascend_handler_without_cann  once, $ASCEND_HOME_PATH at an install without
 #                                an operator library
 # Included from cmake/backend_tests.cmake (tests, with the XLA FFI headers).
@@ -16,7 +17,8 @@ set(_harness_test_util ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/kernel_test_util
                        ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/reference_check.cc)
 
 # Variables that would change what the handlers find or do, cleared for every entry.
-set(_harness_clean_env JAX_ASCEND_SILU_THREADS= ASCEND_TOOLKIT_HOME= ASCEND_HOME_PATH= ASCEND_OPP_PATH=)
+set(_harness_clean_env JAX_ASCEND_SILU_THREADS= JAX_ASCEND_SILU_FAKE_CHIP= ASCEND_TOOLKIT_HOME= ASCEND_HOME_PATH=
+                       ASCEND_OPP_PATH= ASCEND_CUSTOM_OPP_PATH=)
 
 # jas_harness_tests(TARGET SOURCE): registers each TEST(group, name) of SOURCE;
 # the environment of group G comes from _harness_env_<G>_<variant>, one entry
@@ -59,6 +61,8 @@ set(_harness_variants_ascend_handler 910A 910B 950)
 foreach(_chip IN LISTS _harness_variants_ascend_handler)
   set(_harness_env_ascend_handler_${_chip} "ASCEND_HOME_PATH=${JAS_FAKE_CANN_ROOT}/cann9;JAX_ASCEND_SILU_FAKE_CHIP=${_chip}")
 endforeach()
+set(_harness_variants_ascend_handler_devices once)
+set(_harness_env_ascend_handler_devices_once "ASCEND_HOME_PATH=${JAS_FAKE_CANN_ROOT}/cann9;JAX_ASCEND_SILU_FAKE_CHIP=910A,950")
 set(_harness_variants_ascend_handler_without_cann once)
 set(_harness_env_ascend_handler_without_cann_once "ASCEND_HOME_PATH=${JAS_FAKE_CANN_ROOT}/no_operator")
 jas_harness_tests(ascend_handler_tests ${CMAKE_CURRENT_SOURCE_DIR}/tests/ffi_harness/test_ascend_handler.cc)
