@@ -5,7 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <functional>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <queue>
