@@ -39,8 +39,7 @@ XLA_FFI_Error* MakeError(XLA_FFI_Error_Code errc, std::string message) {
 
 // XLA checks the size of every argument struct it is handed; a mismatch
 // means the handler was built against other headers.
-template <class Args>
-bool SizeIs(const Args* args, size_t expected, const char* function) {
+template <class Args> bool SizeIs(const Args* args, size_t expected, const char* function) {
   if (args != nullptr && args->struct_size == expected) return true;
   Surprise(std::string(function) + ": argument struct size " +
            (args ? std::to_string(args->struct_size) : std::string("(null args)")) + ", expected " +
@@ -147,9 +146,11 @@ void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) {
 // --- the execution context's services ----------------------------------------------
 
 XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
-  if (!SizeIs(args, XLA_FFI_Stream_Get_Args_STRUCT_SIZE, "XLA_FFI_Stream_Get")) return SizeError("XLA_FFI_Stream_Get");
+  if (!SizeIs(args, XLA_FFI_Stream_Get_Args_STRUCT_SIZE, "XLA_FFI_Stream_Get"))
+    return SizeError("XLA_FFI_Stream_Get");
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr) return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  if (ctx == nullptr)
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ++ctx->log.stream_gets;
   if (!ctx->options.has_stream) {
@@ -169,7 +170,8 @@ XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
     return SizeError("XLA_FFI_DeviceMemory_Allocate");
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr) return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  if (ctx == nullptr)
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   MemoryCall call{args->size, args->alignment, nullptr};
   if (!PowerOfTwo(args->alignment)) {
@@ -196,10 +198,12 @@ XLA_FFI_Error* DeviceMemoryFree(XLA_FFI_DeviceMemory_Free_Args* args) {
     return SizeError("XLA_FFI_DeviceMemory_Free");
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr) return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  if (ctx == nullptr)
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ctx->log.frees.push_back(MemoryCall{args->size, 0, args->data});
-  auto it = std::find_if(ctx->live.begin(), ctx->live.end(), [&](const MemoryCall& m) { return m.data == args->data; });
+  auto it = std::find_if(ctx->live.begin(), ctx->live.end(),
+                         [&](const MemoryCall& m) { return m.data == args->data; });
   if (it == ctx->live.end() || it->size != args->size) {
     Surprise("XLA_FFI_DeviceMemory_Free: " + std::to_string(args->size) +
              " bytes at an address this context did not allocate with that size");
@@ -215,7 +219,8 @@ XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
     return SizeError("XLA_FFI_ThreadPool_Schedule");
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr) return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  if (ctx == nullptr)
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   Pool* pool = nullptr;
   {
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -223,7 +228,8 @@ XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
     pool = ctx->pool.get();
   }
   if (pool == nullptr) {
-    return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED, "ffi harness: no thread pool in this execution context");
+    return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                     "ffi harness: no thread pool in this execution context");
   }
   pool->Schedule(args->task, args->data);
   return nullptr;
@@ -234,11 +240,13 @@ XLA_FFI_Error* ThreadPoolNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
     return SizeError("XLA_FFI_ThreadPool_NumThreads");
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr) return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  if (ctx == nullptr)
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ++ctx->log.num_threads_queries;
   if (ctx->pool == nullptr) {
-    return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED, "ffi harness: no thread pool in this execution context");
+    return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                     "ffi harness: no thread pool in this execution context");
   }
   *args->num_threads = ctx->pool->size();
   return nullptr;
@@ -248,18 +256,19 @@ XLA_FFI_Error* ThreadPoolNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
 
 XLA_FFI_Error* Unimplemented(const char* function) {
   Surprise(std::string(function) + " called");
-  return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED,
-                   std::string("ffi harness: ") + function + " is not implemented: not expected from this handler");
+  return MakeError(
+      XLA_FFI_Error_Code_UNIMPLEMENTED,
+      std::string("ffi harness: ") + function + " is not implemented: not expected from this handler");
 }
 
-#define JAS_HARNESS_UNIMPLEMENTED(fn) \
-  [](fn##_Args*) -> XLA_FFI_Error* { return Unimplemented(#fn); }
+#define JAS_HARNESS_UNIMPLEMENTED(fn) [](fn##_Args*) -> XLA_FFI_Error* { return Unimplemented(#fn); }
 
 const XLA_FFI_Api kApi = [] {
   XLA_FFI_Api api{};
   api.struct_size = XLA_FFI_Api_STRUCT_SIZE;
   api.extension_start = nullptr;
-  api.api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
+  api.api_version =
+      XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
   api.internal_api = nullptr;  // XLA's own handlers only
   api.XLA_FFI_Error_Create = &ErrorCreate;
   api.XLA_FFI_Error_GetMessage = &ErrorGetMessage;
@@ -302,9 +311,10 @@ int64_t LiveErrors() { return g_live_errors.load(); }
 
 const char* CodeName(XLA_FFI_Error_Code code) {
   static constexpr const char* kNames[] = {
-      "OK",           "CANCELLED",          "UNKNOWN",   "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-      "OUT_OF_RANGE", "UNIMPLEMENTED",      "INTERNAL",  "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED"};
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   const auto i = static_cast<size_t>(code);
   return i < std::size(kNames) ? kNames[i] : "(not an XLA_FFI_Error_Code)";
 }
@@ -318,7 +328,9 @@ Context::Context(Options options) : ctx_(std::make_unique<XLA_FFI_ExecutionConte
 
 Context::~Context() {
   ctx_->pool.reset();  // runs what is queued, then joins
-  for (const MemoryCall& m : ctx_->live) {  // XLA would release them too; a test has already failed on them
+  // What the handler left allocated: XLA would release it too (a test has
+  // failed on it already).
+  for (const MemoryCall& m : ctx_->live) {
     ::operator delete(m.data, std::align_val_t{m.alignment});
   }
 }
@@ -403,7 +415,8 @@ XLA_FFI_CallFrame* CallFrame::get() {
   // XLA hands attributes over sorted by name: handlers look them up by binary search.
   std::vector<Attribute*> sorted;
   for (Attribute& a : attrs_) sorted.push_back(&a);
-  std::sort(sorted.begin(), sorted.end(), [](const Attribute* a, const Attribute* b) { return a->name < b->name; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Attribute* a, const Attribute* b) { return a->name < b->name; });
   attr_types_.clear();
   attr_names_.clear();
   attr_ptrs_.clear();
@@ -424,8 +437,12 @@ XLA_FFI_CallFrame* CallFrame::get() {
                              arg_types_.data(), arg_ptrs_.data()};
   frame_.rets = XLA_FFI_Rets{XLA_FFI_Rets_STRUCT_SIZE, nullptr, static_cast<int64_t>(ret_ptrs_.size()),
                              ret_types_.data(), ret_ptrs_.data()};
-  frame_.attrs = XLA_FFI_Attrs{XLA_FFI_Attrs_STRUCT_SIZE, nullptr, static_cast<int64_t>(attr_ptrs_.size()),
-                               attr_types_.data(), attr_names_.data(), attr_ptrs_.data()};
+  frame_.attrs = XLA_FFI_Attrs{XLA_FFI_Attrs_STRUCT_SIZE,
+                               nullptr,
+                               static_cast<int64_t>(attr_ptrs_.size()),
+                               attr_types_.data(),
+                               attr_names_.data(),
+                               attr_ptrs_.data()};
   return &frame_;
 }
 
@@ -453,7 +470,8 @@ Outcome Consume(XLA_FFI_Error* error) {
 Outcome Call(XLA_FFI_Handler* handler, CallFrame& frame) {
   XLA_FFI_CallFrame* c = frame.get();
   Outcome o = Consume(handler(c));
-  if (c->future != nullptr) Surprise("the handler returned a future; this package's handlers are synchronous");
+  if (c->future != nullptr)
+    Surprise("the handler returned a future; this package's handlers are synchronous");
   return o;
 }
 
@@ -461,7 +479,8 @@ Metadata QueryMetadata(XLA_FFI_Handler* handler) {
   Metadata m;
   XLA_FFI_Metadata metadata{};
   metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
-  metadata.api_version.major_version = metadata.api_version.minor_version = -1;  // unset until the handler answers
+  // Unset until the handler answers.
+  metadata.api_version.major_version = metadata.api_version.minor_version = -1;
   XLA_FFI_Metadata_Extension extension{};
   extension.extension_base.struct_size = XLA_FFI_Metadata_Extension_STRUCT_SIZE;
   extension.extension_base.type = XLA_FFI_Extension_Metadata;

@@ -56,9 +56,10 @@ struct Log {
 };
 
 struct Options {
-  void* stream = nullptr;           // what XLA_FFI_Stream_Get returns
-  bool has_stream = true;           // false: XLA_FFI_Stream_Get fails, as on a platform without streams
-  bool refuse_allocations = false;  // XLA_FFI_DeviceMemory_Allocate fails, as an exhausted device allocator does
+  void* stream = nullptr;  // what XLA_FFI_Stream_Get returns
+  bool has_stream = true;  // false: XLA_FFI_Stream_Get fails, as on a platform without streams
+  // true: XLA_FFI_DeviceMemory_Allocate fails, as an exhausted device allocator does.
+  bool refuse_allocations = false;
   // 0: no thread pool (Schedule and NumThreads fail, as off XLA:CPU); n > 0: a
   // pool of n threads, as XLA:CPU's intra-op pool.
   int64_t pool_threads = 0;
@@ -74,7 +75,7 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   XLA_FFI_ExecutionContext* get() const { return ctx_.get(); }
-  Log log() const;                  // a copy, taken under the context's lock
+  Log log() const;                   // a copy, taken under the context's lock
   int64_t live_allocations() const;  // allocated and not yet freed
   void WaitForPool() const;          // until every scheduled task has run
 

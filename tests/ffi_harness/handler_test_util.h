@@ -72,7 +72,9 @@ inline void ExpectCleanCall(const Context& context, const std::string& what) {
   EXPECT_EQ(context.live_allocations(), 0) << what;
 }
 
-inline bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace ffi_harness
 

@@ -73,7 +73,8 @@ void ResetFake(fake_cann::Faults faults = {}) {
 
 // Resets the fake (with `faults`), makes device 0 current as a plugin does,
 // calls the handler.
-AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& faults = {}, Options options = Plugin()) {
+AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& faults = {},
+                     Options options = Plugin()) {
   AscendRun r{Contiguous(t, s.grad_output), Contiguous(t, s.self), Contiguous(t, s.grad_input), {}, {}};
   jas::test::Rng rng(3);
   jas::test::FillRandom(r.grad_output, rng, 2.0);
@@ -133,7 +134,8 @@ TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shap
   const Chip chip = fake_cann::CurrentChip();
   for (DataType t : kTypes) {
     for (const Shapes& s : EveryShape()) {
-      const std::string what = std::string(fake_cann::ChipName(chip)) + " " + DtypeName(t) + " " + ToString(s);
+      const std::string what =
+          std::string(fake_cann::ChipName(chip)) + " " + DtypeName(t) + " " + ToString(s);
       AscendRun r = RunHandler(t, s);
       if (jas::test::Numel(s.grad_input) == 0) {  // nothing to compute: CANN is not called
         EXPECT_TRUE(r.outcome.ok) << what << ": " << r.outcome.message;
@@ -145,7 +147,8 @@ TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shap
       if (Refuses(chip, t)) {
         EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << what << ": " << r.outcome.message;
         // The refusal names the chip and what it takes.
-        EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A")) << r.outcome.message;
+        EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend910A"))
+            << r.outcome.message;
         EXPECT_TRUE(Contains(r.outcome.message, "it takes float32, float16")) << r.outcome.message;
         EXPECT_EQ(fake_cann::Calls().phase2_calls, 0) << what;
         EXPECT_TRUE(r.log.allocations.empty()) << what;
@@ -207,9 +210,9 @@ TEST(ascend_handler, a_refused_allocation_is_resource_exhausted_and_releases_the
   const fake_cann::Record& c = fake_cann::Calls();
   ASSERT_GT(c.planned_workspace, uint64_t{0});
   EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED) << r.outcome.message;
-  EXPECT_TRUE(Contains(r.outcome.message, "jax_ascend_silu: could not allocate the " +
-                                              std::to_string(c.planned_workspace) +
-                                              " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for"))
+  EXPECT_TRUE(Contains(r.outcome.message,
+                       "jax_ascend_silu: could not allocate the " + std::to_string(c.planned_workspace) +
+                           " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for"))
       << r.outcome.message;
   EXPECT_TRUE(Contains(r.outcome.message, "released with aclDestroyAclOpExecutor")) << r.outcome.message;
   ASSERT_EQ(r.log.allocations.size(), size_t{1});
@@ -229,12 +232,14 @@ TEST(ascend_handler, an_unsupported_dtype_is_refused_before_any_cann_call) {
   SetDevice(0);
   Context context(Plugin());
   CallFrame frame(context);
-  frame.Arg(XLA_FFI_DataType_F64, {3}, g.data()).Arg(XLA_FFI_DataType_F64, {3}, x.data())
+  frame.Arg(XLA_FFI_DataType_F64, {3}, g.data())
+      .Arg(XLA_FFI_DataType_F64, {3}, x.data())
       .Ret(XLA_FFI_DataType_F64, {3}, out.data());
   const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
   EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
-  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad on Ascend takes float32, float16, bfloat16; got "
-                                  "grad_output float64[3], self float64[3], grad_input float64[3]"))
+  EXPECT_TRUE(Contains(o.message,
+                       "jax_ascend_silu: SiluGrad on Ascend takes float32, float16, bfloat16; got "
+                       "grad_output float64[3], self float64[3], grad_input float64[3]"))
       << o.message;
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
   EXPECT_EQ(out, std::vector<unsigned char>(3 * 8, 0x5a));
@@ -249,7 +254,8 @@ TEST(ascend_handler, shapes_that_do_not_broadcast_are_refused_before_any_cann_ca
   };
   for (const Shapes& s : refused) {
     AscendRun r = RunHandler(DataType::kFloat32, s);
-    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << ToString(s) << ": " << r.outcome.message;
+    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT)
+        << ToString(s) << ": " << r.outcome.message;
     EXPECT_TRUE(Contains(r.outcome.message, "does not broadcast to grad_input")) << r.outcome.message;
     EXPECT_EQ(fake_cann::Calls().create_calls, 0) << ToString(s);
     EXPECT_TRUE(Untouched(r.grad_input)) << ToString(s);
@@ -262,8 +268,9 @@ TEST(ascend_handler, no_stream_from_xla_fails_decoding_before_any_cann_call) {
   AscendRun r = RunHandler(DataType::kFloat32, {{3}, {3}, {3}}, {}, options);
   EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << r.outcome.message;
   EXPECT_TRUE(Contains(r.outcome.message, "Failed to decode all FFI handler operands")) << r.outcome.message;
-  EXPECT_TRUE(Contains(r.outcome.message, "Failed to get platform stream: ffi harness: this execution context has "
-                                          "no stream"))
+  EXPECT_TRUE(Contains(r.outcome.message,
+                       "Failed to get platform stream: ffi harness: this execution context has "
+                       "no stream"))
       << r.outcome.message;
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
   EXPECT_TRUE(Untouched(r.grad_input));
@@ -281,7 +288,8 @@ TEST(ascend_handler, mixed_dtypes_fail_in_phase_one_as_invalid_argument) {
   Operands(frame, g, x, out);
   const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
   EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
-  EXPECT_TRUE(Contains(o.message, "aclnnSiluBackwardGetWorkspaceSize failed with ACLNN_ERR_PARAM_INVALID (161002)"))
+  EXPECT_TRUE(
+      Contains(o.message, "aclnnSiluBackwardGetWorkspaceSize failed with ACLNN_ERR_PARAM_INVALID (161002)"))
       << o.message;
   EXPECT_TRUE(Contains(o.message, "fake CANN: ")) << o.message;  // CANN's own message, kept
   EXPECT_TRUE(Contains(o.message, "self float16[3]")) << o.message;
@@ -307,7 +315,8 @@ TEST(ascend_handler, a_phase_one_failure_status_is_named_and_classified) {
     EXPECT_EQ(r.outcome.code, c.code) << status << ": " << r.outcome.message;
     EXPECT_TRUE(Contains(r.outcome.message, "aclnnSiluBackwardGetWorkspaceSize failed with " + status))
         << r.outcome.message;
-    EXPECT_TRUE(Contains(r.outcome.message, "set to fail with " + std::to_string(c.status))) << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "set to fail with " + std::to_string(c.status)))
+        << r.outcome.message;
     EXPECT_TRUE(Contains(r.outcome.message, "grad_input float32[3,4]")) << r.outcome.message;
     EXPECT_TRUE(r.log.allocations.empty()) << status;
     EXPECT_EQ(fake_cann::Calls().phase2_calls, 0) << status;
@@ -321,8 +330,9 @@ TEST(ascend_handler, a_phase_two_failure_is_internal_and_the_workspace_still_goe
   faults.phase2_status = 361001;
   AscendRun r = RunHandler(DataType::kFloat32, kBroadcastSelf, faults);
   EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INTERNAL) << r.outcome.message;
-  EXPECT_TRUE(Contains(r.outcome.message, "aclnnSiluBackward failed with ACLNN_ERR_RUNTIME_ERROR (361001): fake CANN: "
-                                          "aclnnSiluBackward set to fail with 361001"))
+  EXPECT_TRUE(Contains(r.outcome.message,
+                       "aclnnSiluBackward failed with ACLNN_ERR_RUNTIME_ERROR (361001): fake CANN: "
+                       "aclnnSiluBackward set to fail with 361001"))
       << r.outcome.message;
   EXPECT_EQ(fake_cann::Calls().phase2_calls, 1);
   ExpectWorkspaceRoundTrip(r, "phase 2 failure");
@@ -357,8 +367,9 @@ TEST(ascend_handler, a_thread_without_a_current_context_is_failed_precondition_n
   });
   xla_thread.join();
   EXPECT_EQ(o.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << o.message;
-  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad on Ascend needs a current ACL context on the thread "
-                                  "that runs the XLA handler"))
+  EXPECT_TRUE(Contains(o.message,
+                       "jax_ascend_silu: SiluGrad on Ascend needs a current ACL context on the thread "
+                       "that runs the XLA handler"))
       << o.message;
   EXPECT_TRUE(Contains(o.message, "aclrtSetDevice")) << o.message;  // what the plugin should call
   EXPECT_TRUE(Contains(o.message, "aclrtGetCurrentContext returned 107002")) << o.message;
@@ -476,8 +487,9 @@ TEST(ascend_handler_without_cann, a_call_is_failed_precondition_naming_what_is_m
   Operands(frame, g, x, out);
   const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
   EXPECT_EQ(o.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << o.message;
-  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad on Ascend needs CANN, which was not found or is "
-                                  "incomplete"))
+  EXPECT_TRUE(Contains(o.message,
+                       "jax_ascend_silu: SiluGrad on Ascend needs CANN, which was not found or is "
+                       "incomplete"))
       << o.message;
   EXPECT_TRUE(Contains(o.message, "operator library: ")) << o.message;
   EXPECT_TRUE(Contains(o.message, "ascend_fake/no_operator/lib64 ($ASCEND_HOME_PATH/lib64)")) << o.message;

@@ -114,8 +114,10 @@ struct Refusal {
 constexpr XLA_FFI_DataType kF32 = XLA_FFI_DataType_F32, kF16 = XLA_FFI_DataType_F16,
                            kF64 = XLA_FFI_DataType_F64;
 
+// clang-format off
 const Refusal kRefusals[] = {
-    {"float64", kF64, kF64, kF64, {{3}, {3}, {3}}, "grad_output float64[3], self float64[3], grad_input float64[3]"},
+    {"float64", kF64, kF64, kF64, {{3}, {3}, {3}},
+     "grad_output float64[3], self float64[3], grad_input float64[3]"},
     {"mixed dtypes", kF32, kF16, kF32, {{3}, {3}, {3}},
      "grad_output float32[3], self float16[3], grad_input float32[3]"},
     {"shapes that do not broadcast", kF32, kF32, kF32, {{3}, {4}, {4}},
@@ -125,6 +127,7 @@ const Refusal kRefusals[] = {
     {"rank 9", kF32, kF32, kF32, {{1, 1, 1, 1, 1, 1, 1, 1, 2}, {2}, {1, 1, 1, 1, 1, 1, 1, 1, 2}},
      "grad_input float32[1,1,1,1,1,1,1,1,2]"},
 };
+// clang-format on
 
 // Room for every element at 8 bytes (float64 included), in a recognisable pattern.
 constexpr unsigned char kUntouched = 0x5a;
@@ -144,8 +147,9 @@ TEST(cpu_handler, invalid_operands_are_invalid_argument_errors_naming_them) {
     const Outcome o = Call(&JaxAscendSiluGradCpu, frame);
     EXPECT_FALSE(o.ok) << c.what;
     EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << c.what << ": " << o.message;
-    EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SiluGrad phase 1 (GetWorkspaceSize) failed with "
-                                    "ACLNN_ERR_PARAM_INVALID (161002): "))
+    EXPECT_TRUE(Contains(o.message,
+                         "jax_ascend_silu: SiluGrad phase 1 (GetWorkspaceSize) failed with "
+                         "ACLNN_ERR_PARAM_INVALID (161002): "))
         << c.what << ": " << o.message;
     EXPECT_TRUE(Contains(o.message, c.expected)) << c.what << ": " << o.message;
     EXPECT_EQ(out, Storage(c.shapes.grad_input)) << c.what << ": the result was written";
