@@ -203,6 +203,27 @@ TEST(ascend_handler, the_workspace_phase_one_asks_for_comes_from_xla_and_goes_ba
   }
 }
 
+// Contiguous operands on 910A/910B: CANN needs no workspace, and XLA is
+// asked for none (phase 2 gets null and 0); the 950 tiling asks for its own.
+TEST(ascend_handler, a_zero_workspace_is_not_asked_of_xla) {
+  const Chip chip = fake_cann::CurrentChip();
+  AscendRun r = RunHandler(DataType::kFloat32, {{3, 4}, {3, 4}, {3, 4}});
+  ASSERT_TRUE(r.outcome.ok) << r.outcome.message;
+  const fake_cann::Record& c = fake_cann::Calls();
+  if (chip == Chip::k950) {
+    EXPECT_GT(c.planned_workspace, uint64_t{0});
+  } else {
+    ASSERT_EQ(c.planned_workspace, uint64_t{0})
+        << "the fake plans a workspace for contiguous operands on " << fake_cann::ChipName(chip);
+    EXPECT_TRUE(r.log.allocations.empty());
+    EXPECT_TRUE(c.workspace == nullptr);
+    EXPECT_EQ(c.workspace_size, uint64_t{0});
+  }
+  ExpectWorkspaceRoundTrip(r, "contiguous");
+  jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, "contiguous");
+  EXPECT_TRUE(NoCannLeaks());
+}
+
 TEST(ascend_handler, a_refused_allocation_is_resource_exhausted_and_releases_the_executor) {
   Options options = Plugin();
   options.refuse_allocations = true;
