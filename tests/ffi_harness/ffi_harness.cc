@@ -37,12 +37,13 @@ XLA_FFI_Error* MakeError(XLA_FFI_Error_Code errc, std::string message) {
   return new XLA_FFI_Error{errc, std::move(message)};
 }
 
-// XLA checks the size of every argument struct it is handed; a mismatch
-// means the handler was built against other headers.
+// XLA checks the size of every argument struct it is handed: smaller than
+// its own means the handler was built against older headers (refused), larger
+// is accepted (newer headers).
 template <class Args> bool SizeIs(const Args* args, size_t expected, const char* function) {
-  if (args != nullptr && args->struct_size == expected) return true;
+  if (args != nullptr && args->struct_size >= expected) return true;
   Surprise(std::string(function) + ": argument struct size " +
-           (args ? std::to_string(args->struct_size) : std::string("(null args)")) + ", expected " +
+           (args ? std::to_string(args->struct_size) : std::string("(null args)")) + ", expected at least " +
            std::to_string(expected));
   return false;
 }
@@ -162,6 +163,9 @@ XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
 
 bool PowerOfTwo(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// The largest alignment XLA_FFI_DeviceMemory_Allocate accepts.
+constexpr size_t kMaxAlignment = 16;
+
 // Fills new memory with a pattern, so nothing can rely on it being zeroed.
 constexpr unsigned char kFreshByte = 0xa5;
 
@@ -174,10 +178,14 @@ XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
     return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   MemoryCall call{args->size, args->alignment, nullptr};
-  if (!PowerOfTwo(args->alignment)) {
+  // XLA's own rule (xla/ffi/ffi_api.cc): a power of two no larger than 16;
+  // anything else is refused, whatever the device allocator could give.
+  if (!PowerOfTwo(args->alignment) || args->alignment > kMaxAlignment) {
     ctx->log.allocations.push_back(call);
+    Surprise("XLA_FFI_DeviceMemory_Allocate: alignment " + std::to_string(args->alignment) +
+             ", which XLA refuses (a power of two up to " + std::to_string(kMaxAlignment) + " only)");
     return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                     "ffi harness: alignment " + std::to_string(args->alignment) + " is not a power of two");
+                     "ffi harness: unsupported alignment " + std::to_string(args->alignment));
   }
   if (args->size == 0) Surprise("XLA_FFI_DeviceMemory_Allocate: 0 bytes asked for");
   if (ctx->options.refuse_allocations) {

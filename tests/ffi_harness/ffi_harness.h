@@ -6,10 +6,10 @@
 // intra-op thread pool (XLA_FFI_ThreadPool_Schedule / NumThreads, behind
 // ffi::ThreadPool); errors created through XLA_FFI_Error_Create, read and
 // destroyed as XLA does; and the metadata query XLA makes when a handler is
-// registered. Every API function checks the struct sizes it is given, as XLA
-// does. The functions a handler of this package has no reason to call (type
-// and handler registration, state, futures, run id, device ordinal, user
-// data) answer UNIMPLEMENTED and are recorded as surprises, so a test sees them.
+// registered. Every API function checks the struct sizes it is given, and
+// device memory takes XLA's alignment limit, as XLA does. The functions a handler of this package has no
+// reason to call (type and handler registration, state, futures, run id, device ordinal, user data) answer
+// UNIMPLEMENTED and are recorded as surprises, so a test sees them.
 //
 // Written for this package's tests from the public header alone; it is not
 // XLA and runs no XLA code. "Device" memory is host memory.
