@@ -24,12 +24,18 @@ namespace jas::ffi {
 
 namespace xffi = ::xla::ffi;
 
-// Generous enough for vector loads on any device this package targets.
+// Host workspaces: generous enough for vector loads on any processor.
 inline constexpr size_t kWorkspaceAlignment = 512;
+
+// What the scratch allocator is asked for: XLA's XLA_FFI_DeviceMemory_Allocate
+// refuses any alignment above 16 (xla/ffi/ffi_api.cc), and then the handler
+// would have no workspace at all. Device allocators behind it (cudaMalloc,
+// XLA's BFC allocator) align blocks to 256 bytes or more anyway.
+inline constexpr size_t kScratchAlignment = 16;
 
 // `bytes` (> 0) from the scratch allocator, or null when it has none to give.
 inline void* ScratchAllocate(xffi::ScratchAllocator& scratch, uint64_t bytes) {
-  const auto p = scratch.Allocate(static_cast<size_t>(bytes), kWorkspaceAlignment);
+  const auto p = scratch.Allocate(static_cast<size_t>(bytes), kScratchAlignment);
   return p.has_value() ? *p : nullptr;
 }
 

@@ -113,7 +113,7 @@ void ExpectWorkspaceRoundTrip(const AscendRun& r, const std::string& what) {
     ASSERT_EQ(r.log.allocations.size(), size_t{1}) << what;
     const MemoryCall& a = r.log.allocations[0];
     EXPECT_EQ(a.size, c.planned_workspace) << what;
-    EXPECT_EQ(a.alignment, jas::ffi::kWorkspaceAlignment) << what;
+    EXPECT_EQ(a.alignment, jas::ffi::kScratchAlignment) << what;
     EXPECT_EQ(c.workspace, a.data) << what;
     EXPECT_EQ(c.workspace_size, c.planned_workspace) << what;
   }
