@@ -155,7 +155,7 @@ XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ++ctx->log.stream_gets;
   if (!ctx->options.has_stream) {
-    return MakeError(XLA_FFI_Error_Code_UNAVAILABLE, "ffi harness: this execution context has no stream");
+    return MakeError(XLA_FFI_Error_Code_UNIMPLEMENTED, "ffi harness: this execution context has no stream");
   }
   args->stream = ctx->options.stream;
   return nullptr;

@@ -25,8 +25,10 @@ using jas::test::kTypes;
 // XLA:CPU's intra-op pool, sized as on a small machine.
 constexpr int64_t kPoolThreads = 4;
 
-// XLA:CPU's options: a pool, no stream.
-Options Pooled() { return Options{.pool_threads = kPoolThreads}; }
+// XLA:CPU's execution context: an intra-op pool, no stream, no device memory.
+Options Pooled() {
+  return Options{.has_stream = false, .refuse_allocations = true, .pool_threads = kPoolThreads};
+}
 
 struct CpuRun {
   Operand grad_output, self, grad_input;
@@ -56,8 +58,12 @@ Operand KernelResult(CpuRun& r) {
   return out;
 }
 
-// Options without a pool: an XLA that offers none (XLA_FFI_ThreadPool_* fail).
-Options NoPool() { return Options{}; }
+// XLA:CPU's context without its pool (XLA_FFI_ThreadPool_* fail).
+Options NoPool() {
+  Options o = Pooled();
+  o.pool_threads = 0;
+  return o;
+}
 
 // A pass large enough for the kernel to hand chunks to the pool (the default
 // keeps passes under 64K elements on the calling thread), self broadcast.
