@@ -9,6 +9,7 @@
 // would raise. The thread that calls the handler first makes device 0 current
 // with aclrtSetDevice, as a PJRT plugin does before it runs a program.
 //
+// ctest points the process at a fake install (--ascend_home_path, see main).
 // TEST(ascend_handler, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
 // set by ctest); TEST(ascend_handler_devices, ...) once with two devices of
 // different chips; TEST(ascend_handler_without_cann, ...) against an install
@@ -16,8 +17,11 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -534,3 +538,21 @@ TEST(ascend_handler_without_cann, an_empty_result_needs_no_cann) {
 
 }  // namespace
 }  // namespace ffi_harness
+
+// ctest names the fake install with --ascend_home_path=DIR: this process's
+// CANN, found as a user's is, through $ASCEND_HOME_PATH alone.
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  constexpr std::string_view kHome = "--ascend_home_path=";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.substr(0, kHome.size()) != kHome) {
+      std::fprintf(stderr, "%s: unknown argument %s (expected %sDIR)\n", argv[0], argv[i], kHome.data());
+      return 2;
+    }
+    setenv("ASCEND_HOME_PATH", argv[i] + kHome.size(), 1);
+    for (const char* other : {"ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH"})
+      unsetenv(other);
+  }
+  return RUN_ALL_TESTS();
+}
