@@ -271,19 +271,41 @@ TEST(ascend_handler, an_unsupported_dtype_is_refused_before_any_cann_call) {
   ExpectCleanCall(context, "float64");
 }
 
-TEST(ascend_handler, shapes_that_do_not_broadcast_are_refused_before_any_cann_call) {
-  const Shapes refused[] = {
-      {{3}, {4}, {4}},
-      {{2, 3}, {3}, {3}},
-      {{2}, {2}, {1, 1, 1, 1, 1, 1, 1, 1, 2}},  // rank 9
+TEST(ascend_handler, operands_cann_would_refuse_are_refused_before_any_cann_call) {
+  struct Case {
+    DataType grad_output, self;
+    Shapes shapes;
+    const char* reason;
   };
-  for (const Shapes& s : refused) {
-    AscendRun r = RunHandler(DataType::kFloat32, s);
-    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT)
-        << ToString(s) << ": " << r.outcome.message;
-    EXPECT_TRUE(Contains(r.outcome.message, "does not broadcast to grad_input")) << r.outcome.message;
-    EXPECT_EQ(fake_cann::Calls().create_calls, 0) << ToString(s);
-    EXPECT_TRUE(Untouched(r.grad_input)) << ToString(s);
+  const DataType f32 = DataType::kFloat32, f16 = DataType::kFloat16;
+  const Case refused[] = {
+      {f32, f32, {{3}, {4}, {4}}, "grad_output float32[3] does not broadcast to grad_input [4]"},
+      {f32, f32, {{2, 3}, {3}, {3}}, "grad_output float32[2,3] does not broadcast to grad_input [3]"},
+      {f32, f32, {{2}, {2}, {1, 1, 1, 1, 1, 1, 1, 1, 2}}, "has 9 dimensions, more than the 8 SiluGrad takes"},
+      {f32, f16, {{3}, {3}, {3}}, "grad_output, self and grad_input must share one dtype"},
+  };
+  for (const Case& c : refused) {
+    Operand g = Contiguous(c.grad_output, c.shapes.grad_output), x = Contiguous(c.self, c.shapes.self),
+            out = Contiguous(c.grad_output, c.shapes.grad_input);
+    ResetFake();
+    SetDevice(0);
+    Context context(Plugin());
+    CallFrame frame(context);
+    Operands(frame, g, x, out);
+    const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << ToString(c.shapes) << ": " << o.message;
+    EXPECT_TRUE(Contains(o.message,
+                         "refused its operands with ACLNN_ERR_PARAM_INVALID (161002) before any CANN call"))
+        << o.message;
+    EXPECT_TRUE(Contains(o.message, c.reason)) << o.message;
+    const std::string operands = std::string("got grad_output ") + DtypeName(c.grad_output) +
+                                 jas::test::ToString(c.shapes.grad_output) + ", self " + DtypeName(c.self) +
+                                 jas::test::ToString(c.shapes.self) + ", grad_input " +
+                                 DtypeName(c.grad_output) + jas::test::ToString(c.shapes.grad_input);
+    EXPECT_TRUE(Contains(o.message, operands)) << o.message;
+    EXPECT_EQ(fake_cann::Calls().create_calls, 0) << ToString(c.shapes);
+    EXPECT_TRUE(Untouched(out)) << ToString(c.shapes);
+    ExpectCleanCall(context, ToString(c.shapes));
   }
 }
 
@@ -302,27 +324,6 @@ TEST(ascend_handler, no_stream_from_xla_fails_decoding_before_any_cann_call) {
 }
 
 // --- errors from CANN -------------------------------------------------------------------
-
-TEST(ascend_handler, mixed_dtypes_fail_in_phase_one_as_invalid_argument) {
-  Operand g = Contiguous(DataType::kFloat32, {3}), x = Contiguous(DataType::kFloat16, {3}),
-          out = Contiguous(DataType::kFloat32, {3});
-  ResetFake();
-  SetDevice(0);
-  Context context(Plugin());
-  CallFrame frame(context);
-  Operands(frame, g, x, out);
-  const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
-  EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
-  EXPECT_TRUE(
-      Contains(o.message, "aclnnSiluBackwardGetWorkspaceSize failed with ACLNN_ERR_PARAM_INVALID (161002)"))
-      << o.message;
-  EXPECT_TRUE(Contains(o.message, "fake CANN: ")) << o.message;  // CANN's own message, kept
-  EXPECT_TRUE(Contains(o.message, "self float16[3]")) << o.message;
-  EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
-  EXPECT_TRUE(Untouched(out));
-  EXPECT_TRUE(NoCannLeaks());
-  ExpectCleanCall(context, "mixed dtypes");
-}
 
 TEST(ascend_handler, a_phase_one_failure_status_is_named_and_classified) {
   struct Case {
