@@ -38,11 +38,10 @@ if(JAX_ASCEND_SILU_CUDA)
   target_link_libraries(cuda_plan_tests PRIVATE jas_kernel_cuda jas_kernel Threads::Threads)
 endif()
 
-# The CUDA handler's declared traits (needs the XLA FFI headers, so only with
-# the Python module; no GPU).
+# The CUDA handler's declared traits, queried through tests/ffi_harness (needs
+# the XLA FFI headers, so only with the Python module; no GPU).
 if(JAX_ASCEND_SILU_CUDA AND JAX_ASCEND_SILU_PYTHON)
   jas_add_backend_test(cuda_handler_tests tests/backends/test_cuda_handler.cc)
   target_sources(cuda_handler_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/ffi/cuda/handler.cc)
-  target_include_directories(cuda_handler_tests SYSTEM PRIVATE ${XLA_FFI_INCLUDE_DIR})
-  target_link_libraries(cuda_handler_tests PRIVATE jas_ffi jas_kernel_cuda)
+  target_link_libraries(cuda_handler_tests PRIVATE jas_ffi jas_ffi_harness jas_kernel_cuda)
 endif()
