@@ -51,7 +51,7 @@ struct Full {  // out = grad_output * s'(x)
     if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
       return math::GradF32<V>(g, x);
     } else {
-      return math::GradHalf<V>(g, x);
+      return math::GradHalf<V, std::is_same_v<T, Elem<DataType::kFloat16>>>(g, x);
     }
   }
   static void Vec(const A* a, const B* b, O* out) {

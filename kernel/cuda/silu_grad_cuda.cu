@@ -58,7 +58,7 @@ __device__ typename T::S Element(typename T::S g, typename T::S x) {
   if constexpr (std::is_same_v<T, DeviceElem<DataType::kFloat32>>) {
     return T::Store(math::GradF32<Lane>(gf, xf));
   } else {
-    return T::Store(math::GradHalf<Lane>(gf, xf));
+    return T::Store(math::GradHalf<Lane, std::is_same_v<T, DeviceElem<DataType::kFloat16>>>(gf, xf));
   }
 }
 
