@@ -56,9 +56,14 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradHalfRare(typename V::F go, typena
 // kHalfHugeGrad * max s' = 1.14 * 2^127.
 inline constexpr float kHalfHugeGrad = -kFastLow * 0x1p122f;
 
-template <class V>
+// With kGradScale = 2^112 (float16) the test also takes |grad_output| >
+// 33 * 2^10 = 33792 (exactly: powers of two scale exactly), the only ones
+// whose products can come near float16's overflow edge (see F16OverflowEdge).
+template <class V, float kGradScale = 1.0f>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::M HalfGeneralLanes(typename V::F go, typename V::F x) {
-  const typename V::F v = V::Max(V::Abs(go), V::Fma(x, V::Set(-0x1p122f), V::Sub(go, go)));
+  typename V::F abs_go = V::Abs(go);
+  if constexpr (kGradScale != 1.0f) abs_go = V::Mul(abs_go, V::Set(kGradScale));
+  const typename V::F v = V::Max(abs_go, V::Fma(x, V::Set(-0x1p122f), V::Sub(go, go)));
   return V::Nle(v, V::Set(kHalfHugeGrad));
 }
 
@@ -77,7 +82,7 @@ JAS_HOST_DEVICE inline typename V::M NearF16Overflow(typename V::F r) {
 }
 
 template <class V>
-JAS_HOST_DEVICE JAS_NOINLINE typename V::F F16OverflowEdge(typename V::F go, typename V::F x, typename V::F r,
+JAS_HOST_DEVICE inline typename V::F F16OverflowEdge(typename V::F go, typename V::F x, typename V::F r,
                                                            typename V::M near) {
   using F = typename V::F;
   using D = typename V::D;
@@ -93,6 +98,14 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F F16OverflowEdge(typename V::F go, typ
   return V::Select(V::And(near, V::Lt(V::Abs(r), V::Set(__builtin_inff()))), V::Add(edge, step), r);
 }
 
+// float16 vectors with a lane for the general path or |grad_output| > 33792.
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF16Rare(typename V::F go, typename V::F x) {
+  typename V::F r = GradHalfRare<V>(go, x, HalfGeneralLanes<V>(go, x), V::Lt(x, x));
+  const auto near = NearF16Overflow<V>(r);
+  return V::Any(near) ? F16OverflowEdge<V>(go, x, r, near) : r;
+}
+
 // kFloat16: float16 gradients are never below kTinyGrad (2^-24 is the
 // smallest), so float16 skips that test, and only float16 has an overflow
 // edge within the fast path's reach.
@@ -105,12 +118,8 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradHalf(typename V::F go, typen
     if (V::Any(V::Or(general, tiny))) return GradHalfRare<V>(go, x, general, tiny);
     return V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
   } else {
-    const auto general = HalfGeneralLanes<V>(go, x);
-    F r = V::Any(general) ? GradHalfRare<V>(go, x, general, V::Lt(x, x))
-                          : V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
-    const auto near = NearF16Overflow<V>(r);
-    if (V::Any(near)) r = F16OverflowEdge<V>(go, x, r, near);
-    return r;
+    if (V::Any(HalfGeneralLanes<V, 0x1p112f>(go, x))) return GradF16Rare<V>(go, x);
+    return V::Select(V::Lt(x, V::Set(kFastHigh)), V::Mul(go, HalfDerivative<V>(x)), go);
   }
 }
 
