@@ -33,8 +33,9 @@ def _info(_: argparse.Namespace) -> int:
     cap = _environment.threads_cap()
     print(f"CPU threads per call: the calling thread + XLA's intra-op pool ({os.cpu_count()} CPUs)"
           + (f", capped at {cap} by {_environment.THREADS}" if cap else ""))
-    if _environment.isa_cap():
-        print(f"kernel ISA capped at {_environment.isa_cap()} by {_environment.ISA}")
+    isa = _environment.isa_cap()
+    if isa:
+        print(f"kernel ISA {isa}, chosen by {_environment.ISA}")
     for line in _environment.problems():
         print(f"note: {line}")
     print("backends:")

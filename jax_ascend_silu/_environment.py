@@ -44,11 +44,12 @@ def problems() -> list[str]:
                      "call, e.g. 4); without one a call uses XLA's intra-op pool")
     isa = os.environ.get(ISA)
     if isa is not None and isa_cap() is None:
-        names, runnable = _kernel().isa_names(), _kernel().supported_isas()
-        why = (f"this processor runs only {', '.join(runnable)}" if isa in names
+        ext = _kernel()
+        names = ext.isa_names()
+        why = (f"this processor runs only {', '.join(ext.supported_isas())}" if isa in names
                else f"it takes one of {', '.join(names)} (lower case)")
         found.append(f"{ISA}={isa!r} is ignored: {why}; the kernel uses the best instruction set "
-                     f"the processor has ({_kernel().isa()})")
+                     f"the processor has ({ext.isa()})")
     return found
 
 

@@ -166,10 +166,6 @@ def _product(a, b):
     return ah * bh, (ah * bl + al * bh) + al * bl
 
 
-def silu_prime(x):
-    """s'(x) = sigma(x) * (1 + x * (1 - sigma(x))), the factor SiluGrad applies."""
-    return times_silu_prime(jnp.ones_like(wide_float(x)), x)
-
 
 @jax.custom_jvp
 def silu_second(x):

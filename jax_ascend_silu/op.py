@@ -128,7 +128,7 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
         terms.append((wide_float(g) * silu_second(x) * wide_float(x_dot)).astype(dtype))
     if not terms:
         return None
-    return jnp.broadcast_to(sum(terms[1:], terms[0]), shape)
+    return sum(terms[1:], terms[0])
 
 
 # The term s'(x) * t, linear in t, is a primitive of its own: evaluated in
@@ -145,7 +145,7 @@ def _tangent_in_jnp(t, x, *, overwrite):
 
 def _tangent_transpose(ct, t, x, *, overwrite):
     if ad.is_undefined_primal(x):
-        raise ValueError("silu: the tangent s'(x) * t is linear in t only; it cannot be transposed in x")
+        raise ValueError("silu, silu_grad: the tangent s'(x) * t is linear in t only; it cannot be transposed in x")
     if type(ct) is ad.Zero:
         return ad.Zero(t.aval), None
     # The backward pass proper: s'(x) * ct through the custom call, written
@@ -241,9 +241,9 @@ def _lowering(in_place: bool):
     backward pass's incoming cotangent, a donated argument); otherwise XLA
     copies grad_output first, so the public ``silu_grad`` asks for a fresh result.
 
-    The kernel sees the operands with their dimensions merged
-    (``kernel_operands``), so the user's shapes, any rank, stay above the
-    lowering: abstract evaluation and the sharding rules read them."""
+    Up to rank 8 the kernel gets the user's shapes; past it ``kernel_operands``
+    merges dimensions, so any rank stays above the lowering: abstract
+    evaluation and the sharding rules read the user's shapes."""
 
     def call(grad_output, x, *, overwrite_grad_output=False):
         shape, dtype = broadcast_operands(grad_output, x)

@@ -18,8 +18,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 #: kernel/common/dtype.h), read by the rules, ``silu``, ``route`` and the CLI.
 DTYPES = {name: np.dtype(getattr(jnp, name)) for name in ("float32", "float16", "bfloat16")}
 SUPPORTED_DTYPES = tuple(DTYPES.values())
-#: The kernel's own rank limit. Users never meet it: the lowering merges
-#: dimensions first (``kernel_shapes``).
+#: The kernel's own rank limit. Users never meet it: past it the lowering
+#: merges dimensions (``kernel_operands``).
 MAX_RANK = 8
 
 

@@ -107,8 +107,6 @@ def _plain(value: Any) -> Any:
     (a jaxpr literal holds it as a subclass of int or float)."""
     if type(value) in (bool, int, float, complex) or isinstance(value, (np.generic, jax.Array)):
         return value
-    if isinstance(value, bool):
-        return bool(value)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):

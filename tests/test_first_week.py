@@ -345,7 +345,7 @@ def test_invalid_environment_values_are_reported(name, value, accepted):
     info = subprocess.run([sys.executable, "-m", "jax_ascend_silu", "info"], capture_output=True, text=True,
                           env={**os.environ, name: value}, cwd=HERE, timeout=300)
     assert info.returncode == 0, info.stderr
-    assert f"capped at {value}" not in info.stdout
+    assert f"capped at {value}" not in info.stdout and f"{value}, chosen by" not in info.stdout
     assert f"{name}={value!r} is ignored" in info.stdout
 
 
@@ -361,6 +361,7 @@ def test_valid_environment_values_raise_no_warning_and_show_in_info():
                           env={**os.environ, "JAX_ASCEND_SILU_THREADS": "3", "JAX_ASCEND_SILU_ISA": "scalar"},
                           cwd=HERE, timeout=300)
     assert "capped at 3 by JAX_ASCEND_SILU_THREADS" in info.stdout and "is ignored" not in info.stdout
+    assert "kernel ISA scalar, chosen by JAX_ASCEND_SILU_ISA" in info.stdout
 
 
 # ------------------------------------------------------------------ route --
