@@ -237,18 +237,20 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   if (Outcome o = CheckContext(api, &chip); !o.ok()) return o;
 
   View views[3];
-  std::string operands;
-  for (int i = 0; i < 3; ++i) {
-    views[i] = ViewOf(*ops[i], checked, i, chip.chip->broadcasts);
-    operands += (i ? "; " : "") + ViewString(i, *ops[i], views[i]);
-  }
+  for (int i = 0; i < 3; ++i) views[i] = ViewOf(*ops[i], checked, i, chip.chip->broadcasts);
+  // The views as CANN got them, for error messages only: a call that succeeds builds no string.
+  const auto operands = [&] {
+    std::string text;
+    for (int i = 0; i < 3; ++i) text += (i ? "; " : "") + ViewString(i, *ops[i], views[i]);
+    return text;
+  };
 
   TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
   for (int i = 0; i < 3; ++i) {
     if (!tensors[i].Create(*ops[i], views[i])) {
       return Fail(Failure::kCreateTensor, 0,
                   std::string("aclCreateTensor returned null for ") + kNames[i] + ": " + RecentMessage(api) + "; " +
-                      operands);
+                      operands());
     }
   }
 
@@ -266,7 +268,7 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
     }
     return Fail(Failure::kPhase1, status,
                 "aclnnSiluBackwardGetWorkspaceSize failed with " + StatusLabel(status) + " (" +
-                    std::to_string(status) + "): " + RecentMessage(api) + why + "; " + operands);
+                    std::to_string(status) + "): " + RecentMessage(api) + why + "; " + operands());
   }
   // Only a non-zero size is allocated, and a failed allocation stops here:
   // aclnnSiluBackward never sees a null workspace with a non-zero size.
@@ -278,14 +280,14 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
       return Fail(Failure::kWorkspace, 0,
                   "could not allocate the " + std::to_string(workspace_bytes) +
                       " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for" + executor.Fate() +
-                      "; " + operands);
+                      "; " + operands());
     }
   }
   status = api.aclnnSiluBackward(workspace_ptr, workspace_bytes, executor.Release(), stream);
   if (status != 0) {
     return Fail(Failure::kPhase2, status,
                 "aclnnSiluBackward failed with " + StatusLabel(status) + " (" + std::to_string(status) +
-                    "): " + RecentMessage(api) + "; " + operands);
+                    "): " + RecentMessage(api) + "; " + operands());
   }
   return Outcome{};
 }
