@@ -172,6 +172,18 @@ bool Lookup(void* handle, const char* name, Fn** out) {
   return *out != nullptr;
 }
 
+// The non-empty pieces of `text` between `separator`s (a search path, a priority list).
+std::vector<std::string> SplitNonEmpty(const std::string& text, char separator) {
+  std::vector<std::string> pieces;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(separator, begin), text.size());
+    if (end > begin) pieces.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return pieces;
+}
+
 }  // namespace
 
 std::vector<CannSearch::Dir> VendorOperatorDirs(const std::string& opp_path) {
@@ -183,16 +195,9 @@ std::vector<CannSearch::Dir> VendorOperatorDirs(const std::string& opp_path) {
   bool found = false;
   while (!found && std::getline(config, line)) found = line.compare(0, sizeof kKey - 1, kKey) == 0;
   if (!found) return dirs;
-  line.erase(0, sizeof kKey - 1);
-  size_t begin = 0;
-  while (begin <= line.size()) {
-    const size_t end = std::min(line.find(',', begin), line.size());
-    const std::string name = line.substr(begin, end - begin);
-    if (!name.empty()) {
-      dirs.push_back({vendors + "/" + name + "/op_api/lib",
-                      "vendor " + name + " of $ASCEND_OPP_PATH/vendors/config.ini"});
-    }
-    begin = end + 1;
+  for (const std::string& name : SplitNonEmpty(line.substr(sizeof kKey - 1), ',')) {
+    dirs.push_back({vendors + "/" + name + "/op_api/lib",
+                    "vendor " + name + " of $ASCEND_OPP_PATH/vendors/config.ini"});
   }
   return dirs;
 }
@@ -207,15 +212,8 @@ CannSearch SearchFromEnvironment() {
   };
   // An option, not part of an install: never reported as unset.
   if (const char* custom = std::getenv("ASCEND_CUSTOM_OPP_PATH")) {
-    const std::string entries = custom;
-    size_t begin = 0;
-    while (begin <= entries.size()) {
-      const size_t end = std::min(entries.find(':', begin), entries.size());
-      const std::string entry = entries.substr(begin, end - begin);
-      if (!entry.empty()) {
-        search.custom_operator_dirs.push_back({entry + "/op_api/lib", "$ASCEND_CUSTOM_OPP_PATH entry " + entry});
-      }
-      begin = end + 1;
+    for (const std::string& entry : SplitNonEmpty(custom, ':')) {
+      search.custom_operator_dirs.push_back({entry + "/op_api/lib", "$ASCEND_CUSTOM_OPP_PATH entry " + entry});
     }
   }
   for (const char* var : {"ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH"}) {
