@@ -53,17 +53,8 @@ Region RegionOf(float x) {
   return kPositive;
 }
 
-// grad_output for x: sign, significand and an exponent in [-4, 3] drawn from
-// a hash of x's bits, so every run checks the same pairs.
-float RandomGrad(uint32_t bits) {
-  uint64_t h = (bits + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 31;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 29;
-  const uint32_t sign = static_cast<uint32_t>(h >> 63) << 31;
-  const uint32_t exponent = 127 - 4 + static_cast<uint32_t>((h >> 40) & 7);
-  return jas::half::FromBits(sign | (exponent << 23) | static_cast<uint32_t>(h & 0x7fffff));
-}
+// grad_output for x: drawn from a hash of x's bits, so every run checks the same pairs.
+float RandomGrad(uint32_t bits) { return jas::test::HashedGrad(bits); }
 
 struct Worst {
   double ulp = 0.0;

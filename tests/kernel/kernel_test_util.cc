@@ -283,4 +283,14 @@ bool SameBits(const Operand& a, const Operand& b) {
   return same;
 }
 
+float HashedGrad(uint64_t i) {
+  uint64_t h = (i + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 29;
+  const uint32_t sign = static_cast<uint32_t>(h >> 63) << 31;
+  const uint32_t exponent = 127 - 4 + static_cast<uint32_t>((h >> 40) & 7);
+  return half::FromBits(sign | (exponent << 23) | static_cast<uint32_t>(h & 0x7fffff));
+}
+
 }  // namespace jas::test

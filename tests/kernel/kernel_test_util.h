@@ -107,6 +107,10 @@ double CheckAgainstReference(const Operand& grad_output, const Operand& self, co
 // Whether two operands of equal dims hold bitwise identical view elements.
 bool SameBits(const Operand& a, const Operand& b);
 
+// A gradient from a hash of i: sign, significand and an exponent in [-4, 3];
+// the same i gives the same value on every run and machine.
+float HashedGrad(uint64_t i);
+
 }  // namespace jas::test
 
 #endif  // JAX_ASCEND_SILU_TESTS_KERNEL_KERNEL_TEST_UTIL_H_

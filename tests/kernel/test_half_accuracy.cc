@@ -22,17 +22,6 @@ namespace {
 
 constexpr int64_t kAllX = 65536;
 
-// Sign, significand and an exponent in [-4, 3] from a hash of i.
-float HashedValue(uint64_t i) {
-  uint64_t h = (i + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 31;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 29;
-  const uint32_t sign = static_cast<uint32_t>(h >> 63) << 31;
-  const uint32_t exponent = 127 - 4 + static_cast<uint32_t>((h >> 40) & 7);
-  return half::FromBits(sign | (exponent << 23) | static_cast<uint32_t>(h & 0x7fffff));
-}
-
 struct GradClass {
   std::string name;
   // grad_output's bits for row r, element i (x's bit pattern i).
@@ -76,23 +65,23 @@ std::vector<GradClass> Classes() {
   return {
       {"one", [](DataType t, int64_t, int64_t) { return FromFloat(t, 1.0f); }, 1},
       {"zero and -0", [](DataType t, int64_t r, int64_t) { return FromFloat(t, r ? -0.0f : 0.0f); }, 2},
-      {"random", [](DataType t, int64_t r, int64_t i) { return FromFloat(t, HashedValue(r * kAllX + i)); }, 4},
+      {"random", [](DataType t, int64_t r, int64_t i) { return FromFloat(t, HashedGrad(r * kAllX + i)); }, 4},
       // float16: results in its subnormal range; bfloat16: subnormal gradients.
       {"subnormal results",
        [](DataType t, int64_t r, int64_t i) {
-         const float v = HashedValue(r * kAllX + i + 7);
+         const float v = HashedGrad(r * kAllX + i + 7);
          return FromFloat(t, t == DataType::kFloat16 ? v * 0x1p-20f : static_cast<float>(v * 0x1p-132));
        },
        2},
       // Normal, but below the kernel's threshold for finishing in double
       // (float16 has no such values; these round to its subnormals).
-      {"tiny", [](DataType t, int64_t r, int64_t i) { return FromFloat(t, HashedValue(r * kAllX + i + 11) * 0x1p-70f); },
+      {"tiny", [](DataType t, int64_t r, int64_t i) { return FromFloat(t, HashedGrad(r * kAllX + i + 11) * 0x1p-70f); },
        1},
       // bfloat16: |g| in [2^127, 2^128), across the fast path's limit;
       // float16: |g| in [256, 32768).
       {"huge",
        [](DataType t, int64_t r, int64_t i) {
-         const float v = HashedValue(r * kAllX + i + 13);
+         const float v = HashedGrad(r * kAllX + i + 13);
          if (t == DataType::kFloat16) return FromFloat(t, v * 0x1p12f);
          return FromFloat(t, half::FromBits((half::Bits(v) & 0x807fffffu) | (254u << 23)));
        },
