@@ -26,6 +26,8 @@ import subprocess
 import sys
 
 ISAS = {"Scalar": 1, "Avx2": 8, "Avx512": 16, "Neon": 4}  # lanes per vector
+#: kernel/common/dtype.h's DataType values, as the demangler prints them.
+DATA_TYPE = {"F32": 0, "F16": 1, "BF16": 27}
 LINE = re.compile(r"^\s*([0-9a-f]+):\s+(.*)$")
 TARGET = re.compile(r"\b([0-9a-f]+) <")
 PREFIXES = {"notrack", "bnd", "rep", "repz", "repnz", "lock", "data16"}
@@ -109,7 +111,8 @@ def main() -> int:
     isa = next((name for name in ISAS if f"isa_{name.lower()}" in args.object), None)
     if isa is None:
         parser.error(f"{args.object}: expected an isa_<scalar|avx2|avx512|neon>.cc.o object")
-    prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, jas::block::{args.dtype}> >("
+    elem = f"jas::block::Elem<(jas::DataType){DATA_TYPE[args.dtype]}>"
+    prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} > >("
     insns = disassemble(args.objdump, args.object, prefix)
     if not insns:
         print(f"no function {prefix}...) in {args.object}", file=sys.stderr)
