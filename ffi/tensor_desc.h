@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/shape_string.h"
+#include "common/validate.h"
 #include "silu_grad.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -95,7 +96,11 @@ xffi::Error Phase1(Status (*get_workspace_size)(const TensorDesc*, const TensorD
                    uint64_t* workspace_bytes, Executor** executor) {
   const TensorDesc go = TensorDescOf(grad_output), x = TensorDescOf(self), gi = TensorDescOf(grad_input);
   if (Status s = get_workspace_size(&go, &x, &gi, workspace_bytes, executor); s != kSuccess) {
-    return StatusError(s, "phase 1 (GetWorkspaceSize)", OperandsString(grad_output, self, grad_input));
+    // What the validator refused, in words (asked again only on this path).
+    CheckedOperands checked;
+    const TensorDesc* const ops[3] = {&go, &x, &gi};
+    const std::string why = CheckOperands(&go, &x, &gi, &checked) != kSuccess ? RefusalText(checked, ops) + "; " : "";
+    return StatusError(s, "phase 1 (GetWorkspaceSize)", why + "got " + OperandsString(grad_output, self, grad_input));
   }
   return xffi::Error::Success();
 }

@@ -51,21 +51,8 @@ int64_t NpuArchOfSocName(const char* soc_name) {
   return 0;
 }
 
-namespace {
+std::string DtypesTaken(const ChipClass& chip) { return DtypeNames(chip.bfloat16); }
 
-std::string DtypeList(bool bfloat16) {
-  std::string s;
-  for (const DtypeInfo& d : kDtypes) {
-    if (d.type == DataType::kBFloat16 && !bfloat16) continue;
-    s += (s.empty() ? "" : ", ") + std::string(d.name);
-  }
-  return s;
-}
-
-}  // namespace
-
-std::string DtypesTaken(const ChipClass& chip) { return DtypeList(chip.bfloat16); }
-
-std::string DtypesTaken() { return DtypeList(true); }
+std::string DtypesTaken() { return DtypeNames(); }
 
 }  // namespace jas::ascend

@@ -64,51 +64,6 @@ std::string ViewString(int i, const TensorDesc& desc, const View& v) {
          (v.offset != 0 ? " offset " + std::to_string(v.offset) : "");
 }
 
-// "self float32[5]", safe on any descriptor CheckOperands refused.
-std::string OperandString(int i, const TensorDesc& desc) {
-  const bool readable = desc.rank >= 0 && (desc.rank == 0 || desc.dims != nullptr);
-  return std::string(kNames[i]) + " " +
-         (readable ? ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank)
-                   : std::string(DtypeName(desc.dtype)) + " of rank " + std::to_string(desc.rank) +
-                         (desc.dims == nullptr ? " without dims" : ""));
-}
-
-// What CheckOperands' refusal means for these operands and what to do about
-// it; its status is the contract, this only puts it in words.
-std::string RefusalReason(const TensorDesc* const ops[3]) {
-  const TensorDesc& out = *ops[2];
-  if (!IsSupported(out.dtype) || ops[0]->dtype != out.dtype || ops[1]->dtype != out.dtype) {
-    return "grad_output, self and grad_input must share one dtype, one of " + DtypesTaken() + ": cast them to it";
-  }
-  for (int i = 0; i < 3; ++i) {
-    if (ops[i]->rank > kMaxRank && ops[i]->dims != nullptr) {
-      return OperandString(i, *ops[i]) + " has " + std::to_string(ops[i]->rank) + " dimensions, more than the " +
-             std::to_string(kMaxRank) + " SiluGrad takes: reshape it";
-    }
-    if (ops[i]->rank < 0 || (ops[i]->rank > 0 && ops[i]->dims == nullptr)) {
-      return OperandString(i, *ops[i]) + " has no valid dims: give every operand its shape";
-    }
-    if (std::any_of(ops[i]->dims, ops[i]->dims + ops[i]->rank, [](int64_t d) { return d < 0; })) {
-      return OperandString(i, *ops[i]) + " has a negative dim: give every operand its shape";
-    }
-  }
-  int64_t strides[kMaxRank];
-  for (int i = 0; i < 2; ++i) {
-    if (!BroadcastStrides(ops[i]->rank, ops[i]->dims, nullptr, out.rank, out.dims, strides)) {
-      return OperandString(i, *ops[i]) + " does not broadcast to grad_input " + DimsString(out.dims, out.rank) +
-             ": grad_input must have the broadcast shape of grad_output and self";
-    }
-  }
-  int64_t rank = 0, dims[kMaxRank];
-  if (BroadcastShape(ops[0]->rank, ops[0]->dims, ops[1]->rank, ops[1]->dims, &rank, dims) &&
-      (rank != out.rank || !std::equal(dims, dims + rank, out.dims))) {
-    return "grad_input " + DimsString(out.dims, out.rank) + " is not " + DimsString(dims, rank) +
-           ", the broadcast shape of grad_output and self: give it that shape";
-  }
-  return "a negative stride or offset, a view past its storage, or a grad_input whose elements overlap: pass "
-         "dense buffers";
-}
-
 std::string RecentMessage(const CannApi& api) {
   const char* m = api.aclGetRecentErrMsg();
   return (m != nullptr && *m != '\0') ? m : "(CANN recorded no message)";
@@ -222,10 +177,10 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   CheckedOperands checked;
   if (Status s = CheckOperands(&grad_output, &self, &grad_input, &checked); s != kSuccess) {
     std::string operands;
-    for (int i = 0; i < 3; ++i) operands += (i ? ", " : "") + OperandString(i, *ops[i]);
+    for (int i = 0; i < 3; ++i) operands += (i ? ", " : "") + OperandString(i, ops[i]);
     return Fail(Failure::kOperands, s,
                 "SiluGrad on Ascend refused its operands with " + StatusLabel(s) + " (" + std::to_string(s) +
-                    ") before any CANN call: " + RefusalReason(ops) + "; got " + operands);
+                    ") before any CANN call: " + RefusalText(checked, ops) + "; got " + operands);
   }
   if (checked.numel[2] == 0) return Outcome{};  // empty: nothing to launch
   if (!cann.ok()) {

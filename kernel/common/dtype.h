@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -87,6 +88,17 @@ constexpr bool VisitDtype(DataType t, Fn&& fn) {
 // 0 for an unsupported type (phase 1 rejects those first).
 constexpr int64_t ElementBytes(DataType t) { return IsSupported(t) ? FindDtype(t)->bytes : 0; }
 constexpr const char* DtypeName(DataType t) { return IsSupported(t) ? FindDtype(t)->name : "an unsupported type"; }
+
+// "float32, float16, bfloat16", for messages; without bfloat16 for hardware
+// that lacks it.
+inline std::string DtypeNames(bool with_bfloat16 = true) {
+  std::string s;
+  for (const DtypeInfo& d : kDtypes) {
+    if (d.type == DataType::kBFloat16 && !with_bfloat16) continue;
+    s += (s.empty() ? "" : ", ") + std::string(d.name);
+  }
+  return s;
+}
 
 }  // namespace jas
 

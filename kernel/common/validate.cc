@@ -3,31 +3,33 @@
 
 #include <algorithm>
 
+#include "common/shape_string.h"
+
 namespace jas {
 namespace {
 
 // One descriptor on its own: its view with strides made explicit, and its
 // element count.
-Status CheckView(const TensorDesc& t, StridedShape* v, int64_t* numel_out) {
-  if (t.rank < 0 || t.rank > kMaxRank) return kErrParamInvalid;
-  if (t.rank > 0 && t.dims == nullptr) return kErrParamNullptr;
-  if (t.offset < 0 || t.storage_numel < 0) return kErrParamInvalid;
+Status CheckView(const TensorDesc& t, StridedShape* v, int64_t* numel_out, Refusal* why) {
+  if (t.rank < 0 || t.rank > kMaxRank) return *why = Refusal::kRank, kErrParamInvalid;
+  if (t.rank > 0 && t.dims == nullptr) return *why = Refusal::kNullDims, kErrParamNullptr;
+  if (t.offset < 0 || t.storage_numel < 0) return *why = Refusal::kNegativeLayout, kErrParamInvalid;
   v->rank = t.rank;
   bool empty = false;
   for (int64_t i = 0; i < t.rank; ++i) {
-    if (t.dims[i] < 0) return kErrParamInvalid;
+    if (t.dims[i] < 0) return *why = Refusal::kNegativeDim, kErrParamInvalid;
     v->dims[i] = t.dims[i];
     empty = empty || t.dims[i] == 0;
   }
   // A zero anywhere makes the tensor empty, whatever the other dims multiply to.
   int64_t numel = empty ? 0 : 1;
   for (int64_t i = 0; i < t.rank && !empty; ++i) {
-    if (__builtin_mul_overflow(numel, t.dims[i], &numel)) return kErrParamInvalid;
+    if (__builtin_mul_overflow(numel, t.dims[i], &numel)) return *why = Refusal::kTooManyElements, kErrParamInvalid;
   }
   *numel_out = numel;
   if (t.strides != nullptr) {
     for (int64_t i = 0; i < t.rank; ++i) {
-      if (t.strides[i] < 0) return kErrParamInvalid;
+      if (t.strides[i] < 0) return *why = Refusal::kNegativeLayout, kErrParamInvalid;
       v->strides[i] = t.strides[i];
     }
   } else {
@@ -40,10 +42,10 @@ Status CheckView(const TensorDesc& t, StridedShape* v, int64_t* numel_out) {
     int64_t step;
     if (__builtin_mul_overflow(t.dims[i] - 1, v->strides[i], &step) ||
         __builtin_add_overflow(last, step, &last)) {
-      return kErrParamInvalid;
+      return *why = Refusal::kTooManyElements, kErrParamInvalid;
     }
   }
-  return last < t.storage_numel ? kSuccess : kErrParamInvalid;
+  return last < t.storage_numel ? kSuccess : (*why = Refusal::kPastStorage, kErrParamInvalid);
 }
 
 // Writes must not land twice on one element: sorted by stride, each
@@ -68,15 +70,28 @@ bool NonOverlapping(const StridedShape& v) {
 
 Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, const TensorDesc* grad_input,
                      CheckedOperands* checked) {
-  if (grad_output == nullptr || self == nullptr || grad_input == nullptr || checked == nullptr) {
-    return kErrParamNullptr;
-  }
-  if (!IsSupported(grad_input->dtype)) return kErrParamInvalid;
-  if (grad_output->dtype != grad_input->dtype || self->dtype != grad_input->dtype) return kErrParamInvalid;
-  checked->dtype = grad_input->dtype;
+  if (checked == nullptr) return kErrParamNullptr;
+  const auto refuse = [checked](Status s, Refusal why, int op) {
+    checked->refusal = why;
+    checked->refused_operand = op;
+    return s;
+  };
+  checked->refusal = Refusal::kNone;
+  checked->refused_operand = -1;
   const TensorDesc* descs[3] = {grad_output, self, grad_input};
   for (int op = 0; op < 3; ++op) {
-    if (Status s = CheckView(*descs[op], &checked->views[op], &checked->numel[op]); s != kSuccess) return s;
+    if (descs[op] == nullptr) return refuse(kErrParamNullptr, Refusal::kNullDescriptor, op);
+  }
+  if (!IsSupported(grad_input->dtype) || grad_output->dtype != grad_input->dtype ||
+      self->dtype != grad_input->dtype) {
+    return refuse(kErrParamInvalid, Refusal::kDtype, -1);
+  }
+  checked->dtype = grad_input->dtype;
+  for (int op = 0; op < 3; ++op) {
+    Refusal why = Refusal::kNone;
+    if (Status s = CheckView(*descs[op], &checked->views[op], &checked->numel[op], &why); s != kSuccess) {
+      return refuse(s, why, op);
+    }
     checked->offsets[op] = descs[op]->offset;
   }
   // gradInput's shape must be exactly the broadcast of the two inputs' shapes.
@@ -84,13 +99,72 @@ Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, cons
   int64_t want_rank = 0, want[kMaxRank];
   if (!BroadcastShape(go.rank, go.dims, x.rank, x.dims, &want_rank, want) || want_rank != out.rank ||
       !std::equal(want, want + out.rank, out.dims)) {
-    return kErrParamInvalid;
+    return refuse(kErrParamInvalid, Refusal::kShape, 2);
   }
   // An empty output is never written, whatever its strides, and never walked.
   if (checked->numel[2] == 0) return kSuccess;
-  if (!NonOverlapping(out)) return kErrParamInvalid;
+  if (!NonOverlapping(out)) return refuse(kErrParamInvalid, Refusal::kOverlap, 2);
   BroadcastLoop(&go, &x, out, &checked->loop);  // cannot fail: the shapes broadcast
   return kSuccess;
+}
+
+namespace {
+constexpr const char* kOperandNames[3] = {"grad_output", "self", "grad_input"};
+}  // namespace
+
+std::string OperandString(int i, const TensorDesc* desc) {
+  const std::string name = kOperandNames[i];
+  if (desc == nullptr) return name + " (no descriptor)";
+  const bool readable = desc->rank >= 0 && (desc->rank == 0 || desc->dims != nullptr);
+  if (readable) return name + " " + ShapeString(DtypeName(desc->dtype), desc->dims, desc->rank);
+  return name + " " + DtypeName(desc->dtype) + " of rank " + std::to_string(desc->rank) +
+         (desc->dims == nullptr ? " without dims" : "");
+}
+
+std::string RefusalText(const CheckedOperands& checked, const TensorDesc* const operands[3]) {
+  const int i = checked.refused_operand;
+  const std::string who = i >= 0 ? OperandString(i, operands[i]) : "";
+  switch (checked.refusal) {
+    case Refusal::kNone:
+      return "the operands were not refused";
+    case Refusal::kNullDescriptor:
+      return std::string(kOperandNames[i]) + " has no descriptor: pass all three operands";
+    case Refusal::kDtype:
+      return "grad_output, self and grad_input must share one dtype, one of " + DtypeNames() + ": cast them to it";
+    case Refusal::kRank:
+      return who + " has " + std::to_string(operands[i]->rank) + " dimensions" +
+             (operands[i]->rank < 0 ? "" : ", more than the " + std::to_string(kMaxRank) + " SiluGrad takes") +
+             ": reshape it";
+    case Refusal::kNullDims:
+      return who + " has no valid dims: give every operand its shape";
+    case Refusal::kNegativeDim:
+      return who + " has a negative dim: give every operand its shape";
+    case Refusal::kNegativeLayout:
+      return who + " has a negative stride, offset or storage size: pass a dense buffer or a view inside one";
+    case Refusal::kPastStorage:
+      return who + " is a view past its storage (storage_numel " + std::to_string(operands[i]->storage_numel) +
+             "): pass a view inside its buffer";
+    case Refusal::kTooManyElements:
+      return who + " addresses more elements than int64 counts: split the call";
+    case Refusal::kShape: {
+      const TensorDesc& out = *operands[2];
+      int64_t strides[kMaxRank];
+      for (int op = 0; op < 2; ++op) {
+        if (!BroadcastStrides(operands[op]->rank, operands[op]->dims, nullptr, out.rank, out.dims, strides)) {
+          return OperandString(op, operands[op]) + " does not broadcast to grad_input " + DimsString(out.dims, out.rank) +
+                 ": grad_input must have the broadcast shape of grad_output and self";
+        }
+      }
+      int64_t rank = 0, dims[kMaxRank];
+      BroadcastShape(operands[0]->rank, operands[0]->dims, operands[1]->rank, operands[1]->dims, &rank, dims);
+      return "grad_input " + DimsString(out.dims, out.rank) + " is not " + DimsString(dims, rank) +
+             ", the broadcast shape of grad_output and self: give it that shape";
+    }
+    case Refusal::kOverlap:
+      return who + " has elements that overlap (a stride too small for the dims below it): give grad_input a "
+                   "dense buffer";
+  }
+  return "an unknown refusal";
 }
 
 }  // namespace jas

@@ -527,7 +527,11 @@ TEST(ascend_glue, refused_operands_get_the_cpu_kernels_status_before_any_cann_ca
       {"rank nine", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161002,
        "grad_output float32[1,1,1,1,1,1,1,1,2] has 9 dimensions, more than the 8 SiluGrad takes: reshape it"},
       {"storage too small", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161002,
-       "a view past its storage"},
+       "grad_input float32[2] is a view past its storage (storage_numel 1): pass a view inside its buffer"},
+      {"overlapping grad_input", DataType::kFloat32, DataType::kFloat32, {2, 2}, {2, 2}, {2, 2}, 161002,
+       "grad_input float32[2,2] has elements that overlap"},
+      {"a negative stride", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161002,
+       "self float32[2] has a negative stride, offset or storage size"},
       {"null dims", DataType::kFloat32, DataType::kFloat32, {2}, {2}, {2}, 161001,
        "self float32 of rank 1 without dims has no valid dims"},
   };
@@ -539,6 +543,9 @@ TEST(ascend_glue, refused_operands_get_the_cpu_kernels_status_before_any_cann_ca
     if (std::string(c.what) == "rank nine") dg.rank = 9, dg.dims = nine;
     if (std::string(c.what) == "null dims") dx.dims = nullptr;
     if (std::string(c.what) == "storage too small") dout.storage_numel = 1;
+    const int64_t overlapping[2] = {1, 1}, backwards[1] = {-1};
+    if (std::string(c.what) == "overlapping grad_input") dout.strides = overlapping;
+    if (std::string(c.what) == "a negative stride") dx.strides = backwards;
     uint64_t ws = 0;
     jas::SiluGradExecutor* e = nullptr;
     EXPECT_EQ(jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), c.status) << c.what;

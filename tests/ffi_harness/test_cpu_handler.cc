@@ -114,7 +114,8 @@ struct Refusal {
   const char* what;
   XLA_FFI_DataType grad_output, self, grad_input;
   Shapes shapes;
-  const char* expected;  // in the message after the status
+  const char* because;   // the validator's reason (common/validate.h's RefusalText)
+  const char* expected;  // the operands, after it
 };
 
 constexpr XLA_FFI_DataType kF32 = XLA_FFI_DataType_F32, kF16 = XLA_FFI_DataType_F16,
@@ -123,14 +124,19 @@ constexpr XLA_FFI_DataType kF32 = XLA_FFI_DataType_F32, kF16 = XLA_FFI_DataType_
 // clang-format off
 const Refusal kRefusals[] = {
     {"float64", kF64, kF64, kF64, {{3}, {3}, {3}},
+     "must share one dtype, one of float32, float16, bfloat16: cast them to it",
      "grad_output float64[3], self float64[3], grad_input float64[3]"},
     {"mixed dtypes", kF32, kF16, kF32, {{3}, {3}, {3}},
+     "must share one dtype, one of float32, float16, bfloat16: cast them to it",
      "grad_output float32[3], self float16[3], grad_input float32[3]"},
     {"shapes that do not broadcast", kF32, kF32, kF32, {{3}, {4}, {4}},
+     "grad_output float32[3] does not broadcast to grad_input [4]",
      "grad_output float32[3], self float32[4], grad_input float32[4]"},
     {"a result that is not the broadcast shape", kF32, kF32, kF32, {{3, 4}, {3, 4}, {4, 3}},
+     "grad_output float32[3,4] does not broadcast to grad_input [4,3]",
      "grad_output float32[3,4], self float32[3,4], grad_input float32[4,3]"},
     {"rank 9", kF32, kF32, kF32, {{1, 1, 1, 1, 1, 1, 1, 1, 2}, {2}, {1, 1, 1, 1, 1, 1, 1, 1, 2}},
+     "has 9 dimensions, more than the 8 SiluGrad takes: reshape it",
      "grad_input float32[1,1,1,1,1,1,1,1,2]"},
 };
 // clang-format on
@@ -157,6 +163,8 @@ TEST(cpu_handler, invalid_operands_are_invalid_argument_errors_naming_them) {
                          "jax_ascend_silu: SiluGrad phase 1 (GetWorkspaceSize) failed with "
                          "ACLNN_ERR_PARAM_INVALID (161002): "))
         << c.what << ": " << o.message;
+    EXPECT_TRUE(Contains(o.message, c.because)) << c.what << ": " << o.message;
+    EXPECT_TRUE(Contains(o.message, "; got grad_output ")) << c.what << ": " << o.message;
     EXPECT_TRUE(Contains(o.message, c.expected)) << c.what << ": " << o.message;
     EXPECT_EQ(out, Storage(c.shapes.grad_input)) << c.what << ": the result was written";
     ExpectCleanCall(context, c.what);
