@@ -53,6 +53,18 @@ XLA_FFI_Error* SizeError(const char* function) {
                    std::string("ffi harness: ") + function + " given an argument struct of the wrong size");
 }
 
+// How every entry point that takes an execution context starts: the argument
+// struct's size, then the context. Null when both are there, else the error
+// to return.
+template <class Args>
+XLA_FFI_Error* ContextCallError(const Args* args, size_t expected, const char* function) {
+  if (!SizeIs(args, expected, function)) return SizeError(function);
+  if (args->ctx == nullptr) {
+    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
+  }
+  return nullptr;
+}
+
 // A fixed pool of threads, as XLA:CPU's intra-op pool: tasks run in any order
 // on any of them; destruction runs what is queued, then joins.
 class Pool {
@@ -147,11 +159,10 @@ void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) {
 // --- the execution context's services ----------------------------------------------
 
 XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
-  if (!SizeIs(args, XLA_FFI_Stream_Get_Args_STRUCT_SIZE, "XLA_FFI_Stream_Get"))
-    return SizeError("XLA_FFI_Stream_Get");
+  if (XLA_FFI_Error* e = ContextCallError(args, XLA_FFI_Stream_Get_Args_STRUCT_SIZE, "XLA_FFI_Stream_Get")) {
+    return e;
+  }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr)
-    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ++ctx->log.stream_gets;
   if (!ctx->options.has_stream) {
@@ -170,12 +181,11 @@ constexpr size_t kMaxAlignment = 16;
 constexpr unsigned char kFreshByte = 0xa5;
 
 XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
-  if (!SizeIs(args, XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, "XLA_FFI_DeviceMemory_Allocate")) {
-    return SizeError("XLA_FFI_DeviceMemory_Allocate");
+  if (XLA_FFI_Error* e = ContextCallError(args, XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE,
+                                          "XLA_FFI_DeviceMemory_Allocate")) {
+    return e;
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr)
-    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   MemoryCall call{args->size, args->alignment, nullptr};
   // XLA's own rule (xla/ffi/ffi_api.cc): a power of two no larger than 16;
@@ -202,12 +212,11 @@ XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
 }
 
 XLA_FFI_Error* DeviceMemoryFree(XLA_FFI_DeviceMemory_Free_Args* args) {
-  if (!SizeIs(args, XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, "XLA_FFI_DeviceMemory_Free")) {
-    return SizeError("XLA_FFI_DeviceMemory_Free");
+  if (XLA_FFI_Error* e =
+          ContextCallError(args, XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, "XLA_FFI_DeviceMemory_Free")) {
+    return e;
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr)
-    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ctx->log.frees.push_back(MemoryCall{args->size, 0, args->data});
   auto it = std::find_if(ctx->live.begin(), ctx->live.end(),
@@ -223,12 +232,11 @@ XLA_FFI_Error* DeviceMemoryFree(XLA_FFI_DeviceMemory_Free_Args* args) {
 }
 
 XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
-  if (!SizeIs(args, XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE, "XLA_FFI_ThreadPool_Schedule")) {
-    return SizeError("XLA_FFI_ThreadPool_Schedule");
+  if (XLA_FFI_Error* e = ContextCallError(args, XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE,
+                                          "XLA_FFI_ThreadPool_Schedule")) {
+    return e;
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr)
-    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   Pool* pool = nullptr;
   {
     std::lock_guard<std::mutex> lock(ctx->mutex);
@@ -244,12 +252,11 @@ XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
 }
 
 XLA_FFI_Error* ThreadPoolNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
-  if (!SizeIs(args, XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE, "XLA_FFI_ThreadPool_NumThreads")) {
-    return SizeError("XLA_FFI_ThreadPool_NumThreads");
+  if (XLA_FFI_Error* e = ContextCallError(args, XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE,
+                                          "XLA_FFI_ThreadPool_NumThreads")) {
+    return e;
   }
   XLA_FFI_ExecutionContext* ctx = args->ctx;
-  if (ctx == nullptr)
-    return MakeError(XLA_FFI_Error_Code_INVALID_ARGUMENT, "ffi harness: no execution context");
   std::lock_guard<std::mutex> lock(ctx->mutex);
   ++ctx->log.num_threads_queries;
   if (ctx->pool == nullptr) {
