@@ -71,8 +71,10 @@ inline std::string ShapeString(const xffi::AnyBuffer& b) {
 // "grad_output float32[3,4], self float32[4], grad_input float32[3,4]"
 inline std::string OperandsString(const xffi::AnyBuffer& grad_output, const xffi::AnyBuffer& self,
                                   const xffi::AnyBuffer& grad_input) {
-  return "grad_output " + ShapeString(grad_output) + ", self " + ShapeString(self) + ", grad_input " +
-         ShapeString(grad_input);
+  const xffi::AnyBuffer* const buffers[3] = {&grad_output, &self, &grad_input};
+  std::string s;
+  for (int i = 0; i < 3; ++i) s += (i ? ", " : "") + std::string(kOperandNames[i]) + " " + ShapeString(*buffers[i]);
+  return s;
 }
 
 // The ffi::Error for a failed aclnn-style status (this package's kernels' or

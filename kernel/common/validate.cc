@@ -108,10 +108,6 @@ Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, cons
   return kSuccess;
 }
 
-namespace {
-constexpr const char* kOperandNames[3] = {"grad_output", "self", "grad_input"};
-}  // namespace
-
 std::string OperandString(int i, const TensorDesc* desc) {
   const std::string name = kOperandNames[i];
   if (desc == nullptr) return name + " (no descriptor)";

@@ -29,6 +29,9 @@ enum class Refusal : int32_t {
   kOverlap,          // gradInput's elements overlap
 };
 
+// The operands' names in messages, in CheckOperands' order.
+inline constexpr const char* kOperandNames[3] = {"grad_output", "self", "grad_input"};
+
 // The three operands as checked: [0] gradOutput, [1] self, [2] gradInput.
 struct CheckedOperands {
   Refusal refusal = Refusal::kNone;  // set when CheckOperands fails
