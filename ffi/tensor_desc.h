@@ -73,7 +73,8 @@ inline std::string OperandsString(const xffi::AnyBuffer& grad_output, const xffi
                                   const xffi::AnyBuffer& grad_input) {
   const xffi::AnyBuffer* const buffers[3] = {&grad_output, &self, &grad_input};
   std::string s;
-  for (int i = 0; i < 3; ++i) s += (i ? ", " : "") + std::string(kOperandNames[i]) + " " + ShapeString(*buffers[i]);
+  for (int i = 0; i < 3; ++i)
+    s += (i ? ", " : "") + std::string(kOperandNames[i]) + " " + ShapeString(*buffers[i]);
   return s;
 }
 
@@ -101,8 +102,10 @@ xffi::Error Phase1(Status (*get_workspace_size)(const TensorDesc*, const TensorD
     // What the validator refused, in words (asked again only on this path).
     CheckedOperands checked;
     const TensorDesc* const ops[3] = {&go, &x, &gi};
-    const std::string why = CheckOperands(&go, &x, &gi, &checked) != kSuccess ? RefusalText(checked, ops) + "; " : "";
-    return StatusError(s, "phase 1 (GetWorkspaceSize)", why + "got " + OperandsString(grad_output, self, grad_input));
+    const std::string why =
+        CheckOperands(&go, &x, &gi, &checked) != kSuccess ? RefusalText(checked, ops) + "; " : "";
+    return StatusError(s, "phase 1 (GetWorkspaceSize)",
+                       why + "got " + OperandsString(grad_output, self, grad_input));
   }
   return xffi::Error::Success();
 }

@@ -57,8 +57,8 @@ View ViewOf(const TensorDesc& desc, const CheckedOperands& checked, int i, bool 
 
 // "grad_output float32[4] as [3,4] strides [0,1]"
 std::string ViewString(int i, const TensorDesc& desc, const View& v) {
-  return std::string(kOperandNames[i]) + " " + ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank) + " as " +
-         DimsString(v.dims, v.rank) + " strides " + DimsString(v.strides, v.rank) +
+  return std::string(kOperandNames[i]) + " " + ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank) +
+         " as " + DimsString(v.dims, v.rank) + " strides " + DimsString(v.strides, v.rank) +
          (v.offset != 0 ? " offset " + std::to_string(v.offset) : "");
 }
 
@@ -202,8 +202,8 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   for (int i = 0; i < 3; ++i) {
     if (!tensors[i].Create(*ops[i], views[i])) {
       return Fail(Failure::kCreateTensor, 0,
-                  std::string("aclCreateTensor returned null for ") + kOperandNames[i] + ": " + RecentMessage(api) + "; " +
-                      operands());
+                  std::string("aclCreateTensor returned null for ") + kOperandNames[i] + ": " +
+                      RecentMessage(api) + "; " + operands());
     }
   }
 

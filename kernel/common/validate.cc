@@ -24,7 +24,8 @@ Status CheckView(const TensorDesc& t, StridedShape* v, int64_t* numel_out, Refus
   // A zero anywhere makes the tensor empty, whatever the other dims multiply to.
   int64_t numel = empty ? 0 : 1;
   for (int64_t i = 0; i < t.rank && !empty; ++i) {
-    if (__builtin_mul_overflow(numel, t.dims[i], &numel)) return *why = Refusal::kTooManyElements, kErrParamInvalid;
+    if (__builtin_mul_overflow(numel, t.dims[i], &numel))
+      return *why = Refusal::kTooManyElements, kErrParamInvalid;
   }
   *numel_out = numel;
   if (t.strides != nullptr) {
@@ -121,33 +122,32 @@ std::string RefusalText(const CheckedOperands& checked, const TensorDesc* const 
   const int i = checked.refused_operand;
   const std::string who = i >= 0 ? OperandString(i, operands[i]) : "";
   switch (checked.refusal) {
-    case Refusal::kNone:
-      return "the operands were not refused";
+    case Refusal::kNone: return "the operands were not refused";
     case Refusal::kNullDescriptor:
       return std::string(kOperandNames[i]) + " has no descriptor: pass all three operands";
     case Refusal::kDtype:
-      return "grad_output, self and grad_input must share one dtype, one of " + DtypeNames() + ": cast them to it";
+      return "grad_output, self and grad_input must share one dtype, one of " + DtypeNames() +
+             ": cast them to it";
     case Refusal::kRank:
       return who + " has " + std::to_string(operands[i]->rank) + " dimensions" +
-             (operands[i]->rank < 0 ? "" : ", more than the " + std::to_string(kMaxRank) + " SiluGrad takes") +
+             (operands[i]->rank < 0 ? ""
+                                    : ", more than the " + std::to_string(kMaxRank) + " SiluGrad takes") +
              ": reshape it";
-    case Refusal::kNullDims:
-      return who + " has no valid dims: give every operand its shape";
-    case Refusal::kNegativeDim:
-      return who + " has a negative dim: give every operand its shape";
+    case Refusal::kNullDims: return who + " has no valid dims: give every operand its shape";
+    case Refusal::kNegativeDim: return who + " has a negative dim: give every operand its shape";
     case Refusal::kNegativeLayout:
       return who + " has a negative stride, offset or storage size: pass a dense buffer or a view inside one";
     case Refusal::kPastStorage:
-      return who + " is a view past its storage (storage_numel " + std::to_string(operands[i]->storage_numel) +
-             "): pass a view inside its buffer";
-    case Refusal::kTooManyElements:
-      return who + " addresses more elements than int64 counts: split the call";
+      return who + " is a view past its storage (storage_numel " +
+             std::to_string(operands[i]->storage_numel) + "): pass a view inside its buffer";
+    case Refusal::kTooManyElements: return who + " addresses more elements than int64 counts: split the call";
     case Refusal::kShape: {
       const TensorDesc& out = *operands[2];
       int64_t strides[kMaxRank];
       for (int op = 0; op < 2; ++op) {
         if (!BroadcastStrides(operands[op]->rank, operands[op]->dims, nullptr, out.rank, out.dims, strides)) {
-          return OperandString(op, operands[op]) + " does not broadcast to grad_input " + DimsString(out.dims, out.rank) +
+          return OperandString(op, operands[op]) + " does not broadcast to grad_input " +
+                 DimsString(out.dims, out.rank) +
                  ": grad_input must have the broadcast shape of grad_output and self";
         }
       }
@@ -157,8 +157,9 @@ std::string RefusalText(const CheckedOperands& checked, const TensorDesc* const 
              ", the broadcast shape of grad_output and self: give it that shape";
     }
     case Refusal::kOverlap:
-      return who + " has elements that overlap (a stride too small for the dims below it): give grad_input a "
-                   "dense buffer";
+      return who +
+             " has elements that overlap (a stride too small for the dims below it): give grad_input a "
+             "dense buffer";
   }
   return "an unknown refusal";
 }

@@ -18,9 +18,9 @@ namespace jas {
 enum class Refusal : int32_t {
   kNone,
   kNullDescriptor,
-  kDtype,            // unsupported, or not shared by all three
-  kRank,             // above kMaxRank, or negative
-  kNullDims,         // rank > 0 without dims
+  kDtype,     // unsupported, or not shared by all three
+  kRank,      // above kMaxRank, or negative
+  kNullDims,  // rank > 0 without dims
   kNegativeDim,
   kNegativeLayout,   // a negative stride, offset or storage_numel
   kPastStorage,      // the view reaches past storage_numel
@@ -34,8 +34,8 @@ inline constexpr const char* kOperandNames[3] = {"grad_output", "self", "grad_in
 
 // The three operands as checked: [0] gradOutput, [1] self, [2] gradInput.
 struct CheckedOperands {
-  Refusal refusal = Refusal::kNone;  // set when CheckOperands fails
-  int refused_operand = -1;          // the operand it concerns, -1 for all of them
+  Refusal refusal = Refusal::kNone;     // set when CheckOperands fails
+  int refused_operand = -1;             // the operand it concerns, -1 for all of them
   DataType dtype = DataType::kFloat32;  // shared by all three, in the dtype table
   StridedShape views[3];                // each operand's own shape, strides made explicit
   int64_t offsets[3] = {};              // storage offsets, in elements
