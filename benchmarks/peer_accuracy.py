@@ -26,10 +26,9 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 import reference
 from jax_ascend_silu import silu_grad
+from jax_ascend_silu.bench.elementwise import _to_torch  # bfloat16 travels as raw bits
 
 REGIONS = ((-np.inf, -4), (-4, -1.4), (-1.4, -1.15), (-1.15, 0), (0, 4), (4, np.inf))
-TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
-                np.dtype(ml_dtypes.bfloat16): torch.bfloat16}
 
 
 def float32_inputs(log2_samples: int) -> tuple[np.ndarray, np.ndarray]:
@@ -48,10 +47,10 @@ def every_finite(dtype) -> np.ndarray:
 
 
 def torch_silu_grad(g: np.ndarray, x: np.ndarray) -> np.ndarray:
-    tdt = TORCH_DTYPES[x.dtype]
-    as_torch = lambda a: torch.from_numpy(a.view(np.uint16)).view(tdt) if a.dtype.itemsize == 2 else torch.from_numpy(a)  # noqa: E731
-    out = torch.ops.aten.silu_backward(as_torch(g), as_torch(x))
-    return out.view(torch.uint16).numpy().view(x.dtype) if x.dtype.itemsize == 2 else out.numpy()
+    out = torch.ops.aten.silu_backward(_to_torch(torch, g), _to_torch(torch, x))
+    if x.dtype == ml_dtypes.bfloat16:  # NumPy has no bfloat16: back as raw bits
+        return out.view(torch.int16).numpy().view(x.dtype)
+    return out.numpy()
 
 
 def rows(dtype, x: np.ndarray, near_root: np.ndarray | None):
