@@ -1,15 +1,18 @@
 """SiLU with its backward pass through the SiluGrad custom call.
 
-``silu`` is a ``jax.custom_jvp`` whose tangent is ``s'(x) * t``, written as a
-small primitive that is linear in ``t``:
+``silu_p`` is SiLU as a primitive: its value is ``jax.nn.silu``'s, and its
+JVP is ``s'(x) * t``, written as a small primitive that is linear in ``t``:
 
 - forward mode (``jax.jvp``, ``jax.jacfwd``) evaluates it as elementwise
   ``jax.numpy``, which XLA fuses and shards like any elementwise op;
-- reverse mode transposes it, and its transpose is ``silu_grad(ct, x)``: one
-  SiluGrad custom call per SiLU in the backward pass, kept per shard on
+- reverse mode transposes it, and its transpose is SiluGrad of the
+  cotangent: one custom call per SiLU in the backward pass, kept per shard on
   sharded arrays.
 
-A ``jax.custom_vjp`` would give the same backward pass but no forward mode.
+A primitive rather than ``jax.custom_jvp`` (or ``custom_vjp``, which would
+give no forward mode): differentiating a ``custom_jvp`` switches
+``jax_debug_nans`` off for jitted functions that already ran (``op.py`` shows
+the JAX bug), which ``jax.nn.silu`` never does.
 """
 
 from __future__ import annotations
@@ -17,25 +20,20 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import ad, batching, mlir
 
-from .op import compiled, silu_tangent_p
+from .op import ModulePrimitive, compiled, silu_tangent_p
 from .operands import describe, kernel_takes
 
 # ------------------------------------------------------------------- silu --
 
-_forward = compiled(jax.nn.silu)  # the values of jit under jax.disable_jit() too
-
-
-@jax.custom_jvp
-def _silu(x):
-    return _forward(x)
-
-
-@_silu.defjvp
-def _silu_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    # silu's backward pass writes its result over the incoming cotangent, dead after it.
-    return _silu(x), silu_tangent_p.bind(t, x, overwrite=True)
+silu_p = ModulePrimitive("jax_ascend_silu_silu", __name__, "silu_p")
+silu_p.def_abstract_eval(lambda x: x)
+silu_p.def_impl(compiled(jax.nn.silu))  # the values of jit under jax.disable_jit() too
+mlir.register_lowering(silu_p, mlir.lower_fun(jax.nn.silu, multiple_results=False))
+batching.defvectorized(silu_p)
+# silu's backward pass writes its result over the incoming cotangent, dead after it.
+ad.defjvp(silu_p, lambda t, x: silu_tangent_p.bind(t, x, overwrite=True))
 
 
 def silu(x):
@@ -64,4 +62,4 @@ def silu(x):
         )
     if not kernel_takes(aval):
         return jax.nn.silu(x)
-    return _silu(x)
+    return silu_p.bind(x)

@@ -4,19 +4,31 @@
 
 with NumPy broadcasting between the two operands.
 
-Each rule of the operator (abstract evaluation, JVP, transpose, batching,
-partitioning) is one function below. ``silu_grad_p`` registers them as its
-rules. ``silu_grad`` wraps the primitive in three layers, because on the JAX
-versions supported partitioning cannot be declared inside a primitive's
-lowering, and ``custom_partitioning`` has neither a JVP nor a batching rule of
-its own; each layer calls the same functions:
+``silu_grad_p`` is the one operator: abstract evaluation, JVP, transpose and
+batching are its rules, and ``silu_grad`` only settles weak types and manual
+axes before binding it. Partitioning is part of its lowering: where the
+program spans several devices, the rule lowers through ``custom_partitioning``
+and each device calls the kernel on its own shard; on one device (or inside
+``jax.shard_map``, already per shard) it is one custom call. So the primitive
+bound directly, eager or jitted, batched, transposed or sharded, is the whole
+operator, and ``silu_grad`` and ``silu_grad_p`` agree bit for bit.
 
-1. ``jax.custom_jvp``: the JVP rule;
-2. ``jax.custom_batching.custom_vmap``: the batching rule (vmap re-enters the stack);
-3. ``custom_partitioning``: the partitioning rules; each device binds
-   ``silu_grad_p`` on its own shard, so the custom call never sees a gathered array.
+No layer of JAX's ``custom_*`` family wraps it. Each of them (``custom_jvp``
+under differentiation, ``custom_vmap`` and a one-device ``custom_partitioning``
+when lowered) evaluates a jaxpr under ``jax.config.debug_nans(False)``, and
+leaving that context switches the NaN check off, for the rest of the
+thread, in every jitted function that already ran; JAX alone shows it
+(jax 0.10.2 to 0.12)::
 
-``silu_grad`` and ``silu_grad_p`` therefore agree bit for bit, on values and tangents.
+    jax.config.update("jax_debug_nans", True)
+    f = jax.jit(lambda v: v * 2); f(x)
+    jax.make_jaxpr(jax.vmap(jnp.sin))(x)      # or jax.jit(custom_vmap_fn)(x)
+    f(x_with_nan)                             # returns NaN, no FloatingPointError
+
+A primitive binds nothing of the kind, so the package changes nothing in the
+user's program that ``jax.nn.silu`` leaves alone (tests/test_composition.py
+compares the two). The multi-device lowering still goes through
+``custom_partitioning``, the one public way to partition a custom call.
 """
 
 from __future__ import annotations
@@ -27,7 +39,6 @@ import importlib
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.custom_derivatives import SymbolicZero
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
@@ -80,14 +91,25 @@ def compiled(fn, **jit_options):
     return call
 
 
-silu_grad_p = ModulePrimitive(TARGET, __name__, "silu_grad_p")
+class SiluGradPrimitive(ModulePrimitive):
+    """``silu_grad_p``: a bind without parameters gets the defaults, so users
+    may bind it as ``silu_grad_p.bind(grad_output, x)``, sharded arrays included."""
+
+    def bind(self, *args, **params):
+        params.setdefault("overwrite_grad_output", False)
+        if "devices" not in params:
+            params["devices"] = _devices_marker()
+        return super().bind(*args, **params)
+
+
+silu_grad_p = SiluGradPrimitive(TARGET, __name__, "silu_grad_p")
 
 # ===================================================================== rules ==
 
 
-def abstract_eval(grad_output, x, *, overwrite_grad_output=False):
+def abstract_eval(grad_output, x, *, overwrite_grad_output=False, devices=None):
     """Shape and dtype checks, broadcasting, and the result's sharding."""
-    del overwrite_grad_output  # where the result lives, not what it is
+    del overwrite_grad_output, devices  # where the result lives and how it is lowered, not what it is
     shape, dtype = broadcast_operands(grad_output, x)
     weak = bool(getattr(grad_output, "weak_type", False) and getattr(x, "weak_type", False))
     g_vary, x_vary = varying_axes(grad_output), varying_axes(x)
@@ -150,7 +172,7 @@ def _tangent_transpose(ct, t, x, *, overwrite):
         return ad.Zero(t.aval), None
     # The backward pass proper: s'(x) * ct through the custom call, written
     # over ct where the caller knows it is dead.
-    return silu_grad(ct, x, overwrite_grad_output=overwrite), None
+    return bind_silu_grad(ct, x, overwrite_grad_output=overwrite), None
 
 
 def _tangent_batch(args, dims, *, overwrite):
@@ -227,8 +249,32 @@ def partition(per_shard, mesh, arg_shapes, result_shape):
 # ================================================================= primitive ==
 
 
+def _devices_marker():
+    """The ``devices`` parameter of a bind: ``None`` in a process with one
+    device; elsewhere ``_PARTITIONED_MARKER``, a closed jaxpr holding one
+    ``custom_partitioning`` equation. JAX hands a lowering rule the program's
+    devices only when the program contains an equation that needs them
+    (sub-jaxprs in parameters count), and partitioning a call needs them."""
+    return _PARTITIONED_MARKER if jax.device_count() > 1 else None
+
+
+def _spans_devices(axis_context) -> bool:
+    """Whether a program lowered in ``axis_context`` is partitioned across
+    devices by XLA, so that the custom call must say how it partitions. Inside
+    ``jax.shard_map`` with every mesh axis manual the program is already one
+    shard; an unknown context is taken as one device (the call is then
+    correct, XLA gathering its operands at worst)."""
+    mesh = getattr(axis_context, "mesh", None)
+    if mesh is not None:
+        return set(getattr(axis_context, "manual_axes", ())) != set(mesh.axis_names)
+    return (getattr(axis_context, "num_devices", 1) > 1
+            and getattr(axis_context, "device_assignment", None) is not None)
+
+
 def _lowering(in_place: bool):
-    """One custom call with one result on every platform. The handler runs
+    """One custom call with one result on every platform, or, where the
+    program spans several devices, the per-shard call under
+    ``custom_partitioning`` (``_PARTITIONED``). The handler runs
     phase 1 itself, at run time, and takes any workspace from its platform's
     allocator (XLA's scratch allocator on accelerators, the host heap on CPU,
     where XLA's scratch allocator gives nothing). An XLA-owned workspace result
@@ -245,7 +291,7 @@ def _lowering(in_place: bool):
     merges dimensions, so any rank stays above the lowering: abstract
     evaluation and the sharding rules read the user's shapes."""
 
-    def call(grad_output, x, *, overwrite_grad_output=False):
+    def call(grad_output, x, *, overwrite_grad_output):
         shape, dtype = broadcast_operands(grad_output, x)
         alias = in_place and overwrite_grad_output and tuple(grad_output.shape) == shape
         (g, v), merged = kernel_operands((grad_output, x), shape)
@@ -253,7 +299,31 @@ def _lowering(in_place: bool):
                                input_output_aliases={0: 0} if alias else None)(g, v)
         return out.reshape(shape)
 
-    return mlir.lower_fun(call, multiple_results=False)
+    one_call = mlir.lower_fun(call, multiple_results=False)
+
+    def rule(ctx, grad_output, x, *, overwrite_grad_output, devices):
+        if devices is not None and _spans_devices(ctx.module_context.axis_context):
+            per_shard = _PARTITIONED[overwrite_grad_output]
+            return mlir.lower_fun(per_shard, multiple_results=False)(ctx, grad_output, x)
+        return one_call(ctx, grad_output, x, overwrite_grad_output=overwrite_grad_output)
+
+    return rule
+
+
+def _per_shard(overwrite_grad_output: bool):
+    """silu_grad_p under ``custom_partitioning``: each device binds it on its
+    own shard (as one call: ``devices=None``), with the Shardy rule above."""
+
+    def bind_local(grad_output, x):
+        return silu_grad_p.bind(grad_output, x, overwrite_grad_output=overwrite_grad_output, devices=None)
+
+    per_shard = custom_partitioning(bind_local)
+    per_shard.def_partition(
+        partition=functools.partial(partition, bind_local),
+        infer_sharding_from_operands=infer_sharding,
+        sharding_rule=sharding_rule,
+    )
+    return per_shard
 
 
 def _primitive_jvp(primals, tangents, **params):
@@ -268,67 +338,38 @@ silu_grad_p.def_abstract_eval(abstract_eval)
 for _backend in BACKENDS:
     mlir.register_lowering(silu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
 # Eager calls compile the primitive once per shape/dtype and run it.
-silu_grad_p.def_impl(compiled(silu_grad_p.bind, static_argnames=("overwrite_grad_output",)))
+silu_grad_p.def_impl(compiled(silu_grad_p.bind, static_argnames=("overwrite_grad_output", "devices")))
 batching.primitive_batchers[silu_grad_p] = lambda args, dims, **params: (
     batch(functools.partial(silu_grad_p.bind, **params), args, dims), 0)
 ad.primitive_jvps[silu_grad_p] = _primitive_jvp
 ad.primitive_transposes[silu_grad_p] = transpose
 
+_PARTITIONED = {overwrite: _per_shard(overwrite) for overwrite in (False, True)}
+_SCALAR = jax.ShapeDtypeStruct((), jnp.float32)
+_PARTITIONED_MARKER = jax.make_jaxpr(_PARTITIONED[False])(_SCALAR, _SCALAR)
 
-# ==================================================== layers for sharded arrays ==
+
+# ================================================================ silu_grad ==
 
 
-def _layers(overwrite_grad_output: bool):
-    """custom_jvp over custom_vmap over custom_partitioning over the primitive."""
-    bind = functools.partial(silu_grad_p.bind, overwrite_grad_output=overwrite_grad_output)
-
-    @custom_partitioning
-    def per_shard(grad_output, x):
-        return bind(grad_output, x)
-
-    per_shard.def_partition(
-        partition=functools.partial(partition, bind),
-        infer_sharding_from_operands=infer_sharding,
-        sharding_rule=sharding_rule,
-    )
-
-    @jax.custom_batching.custom_vmap
-    def batched(grad_output, x):
-        return per_shard(grad_output, x)
-
-    @batched.def_vmap
-    def _batched_rule(axis_size, in_batched, grad_output, x):
-        return batch(batched, (grad_output, x), [0 if b else None for b in in_batched]), True
-
-    @jax.custom_jvp
-    def differentiable(grad_output, x):
-        return batched(grad_output, x)
-
-    def jvp(primals, tangents):
-        grad_output, x = primals
-        g_dot, x_dot = (None if isinstance(t, SymbolicZero) else t for t in tangents)
-        out = differentiable(grad_output, x)
-        t = tangent(grad_output, x, g_dot, x_dot, out.shape)
-        return out, jnp.zeros_like(out) if t is None else t
-
-    differentiable.defjvp(jvp, symbolic_zeros=True)
-
-    def wrapped(grad_output, x):
-        grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
-        g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
-        for name, a, weak in (("grad_output", grad_output, g_weak), ("x", x, x_weak)):
-            if weak and not jnp.issubdtype(a.dtype, jnp.floating):
-                # Casting would drop an imaginary part or pass an integer off as a float.
-                raise TypeError(
-                    f"silu_grad: {name} is a Python {_PYTHON_KIND.get(a.dtype.kind, a.dtype.name)} "
-                    f"({describe(a)}); pass a float (e.g. 1.0) or a float32, float16 or bfloat16 array")
-        if g_weak and not x_weak:
-            grad_output = grad_output.astype(x.dtype)
-        elif x_weak and not g_weak:
-            x = x.astype(grad_output.dtype)
-        return differentiable(*_vary_alike(grad_output, x))
-
-    return wrapped
+def bind_silu_grad(grad_output, x, *, overwrite_grad_output=False):
+    """silu_grad_p on two operands of any kind: a weakly typed operand (a
+    Python float) takes the other's dtype, and inside ``jax.shard_map`` both
+    are made to vary over the same manual axes."""
+    grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
+    g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
+    for name, a, weak in (("grad_output", grad_output, g_weak), ("x", x, x_weak)):
+        if weak and not jnp.issubdtype(a.dtype, jnp.floating):
+            # Casting would drop an imaginary part or pass an integer off as a float.
+            raise TypeError(
+                f"silu_grad: {name} is a Python {_PYTHON_KIND.get(a.dtype.kind, a.dtype.name)} "
+                f"({describe(a)}); pass a float (e.g. 1.0) or a float32, float16 or bfloat16 array")
+    if g_weak and not x_weak:
+        grad_output = grad_output.astype(x.dtype)
+    elif x_weak and not g_weak:
+        x = x.astype(grad_output.dtype)
+    grad_output, x = _vary_alike(grad_output, x)
+    return silu_grad_p.bind(grad_output, x, overwrite_grad_output=overwrite_grad_output)
 
 
 def _vary_alike(*operands):
@@ -347,16 +388,17 @@ def _is_weak(a) -> bool:
 
 _PYTHON_KIND = {"c": "complex", "i": "int", "u": "int", "b": "bool"}
 
-_LAYERS = {overwrite: _layers(overwrite) for overwrite in (False, True)}
-# Eager calls trace the layers once per shape.
-_JITTED = {overwrite: compiled(layers) for overwrite, layers in _LAYERS.items()}
+# Eager calls trace the weak-type and manual-axis handling once per shape.
+_JITTED = compiled(bind_silu_grad, static_argnames=("overwrite_grad_output",))
 
 
 def silu_grad(grad_output, x, *, overwrite_grad_output=False):
     """SiLU backward: ``grad_output * s'(x)`` through the SiluGrad custom call.
 
-    Works under every JAX transformation; on sharded arrays each device runs the
-    call on its own shard (no gathers), also inside ``jax.shard_map``.
+    Works under every JAX transformation (jit, vmap, grad, jvp, linearize,
+    linear_transpose, checkpoint, scan, shard_map, pmap, export); on sharded
+    arrays each device runs the call on its own shard (no gathers), also
+    inside ``jax.shard_map``.
 
     Args:
       grad_output: cotangent of ``silu(x)``; float32, float16 or bfloat16.
@@ -380,8 +422,8 @@ def silu_grad(grad_output, x, *, overwrite_grad_output=False):
         raise TypeError(
             f"silu_grad: overwrite_grad_output must be True or False, got "
             f"{type(overwrite_grad_output).__name__} {overwrite_grad_output!r}")
-    return _JITTED[bool(overwrite_grad_output)](grad_output, x)
+    return _JITTED(grad_output, x, overwrite_grad_output=bool(overwrite_grad_output))
 
 
-#: silu's backward pass: the incoming cotangent is dead after it, so the result reuses its buffer.
+#: silu_grad over a grad_output the caller donates: the result reuses its buffer.
 silu_grad_overwriting = functools.partial(silu_grad, overwrite_grad_output=True)
