@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.extend.core import Primitive
-from jax.interpreters import ad, batching, mlir
+from jax.interpreters import ad, batching, mlir, xla
 from jax.sharding import NamedSharding
 
 from ._ffi import BACKENDS, TARGET
@@ -189,7 +189,7 @@ def _tangent_x_term(x_dot, t, x, *, overwrite):
 
 
 silu_tangent_p.def_abstract_eval(lambda t, x, *, overwrite: t)
-silu_tangent_p.def_impl(compiled(_tangent_in_jnp, static_argnames=("overwrite",)))
+silu_tangent_p.def_impl(functools.partial(xla.apply_primitive, silu_tangent_p))
 mlir.register_lowering(silu_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
 ad.primitive_transposes[silu_tangent_p] = _tangent_transpose
 batching.primitive_batchers[silu_tangent_p] = _tangent_batch
@@ -337,8 +337,10 @@ def _primitive_jvp(primals, tangents, **params):
 silu_grad_p.def_abstract_eval(abstract_eval)
 for _backend in BACKENDS:
     mlir.register_lowering(silu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
-# Eager calls compile the primitive once per shape/dtype and run it.
-silu_grad_p.def_impl(compiled(silu_grad_p.bind, static_argnames=("overwrite_grad_output", "devices")))
+# Eager calls compile the primitive alone (once per shape, dtype and
+# parameters) and run it, as JAX's own primitives do: the values are jit's,
+# also under jax.disable_jit(), and jax_debug_nans names the primitive.
+silu_grad_p.def_impl(functools.partial(xla.apply_primitive, silu_grad_p))
 batching.primitive_batchers[silu_grad_p] = lambda args, dims, **params: (
     batch(functools.partial(silu_grad_p.bind, **params), args, dims), 0)
 ad.primitive_jvps[silu_grad_p] = _primitive_jvp
