@@ -244,9 +244,10 @@ def test_requiring_a_gpu_where_there_is_none_fails_every_gpu_test():
     skipped = counts(relaxed.stdout)  # a few selected tests lower for CUDA without a GPU, and pass
     assert relaxed.returncode == 0 and skipped.get("skipped", 0) > 40 and set(skipped) <= {"skipped", "passed"}, \
         relaxed.stdout[-3000:]
-    failed = counts(required.stdout)
+    failed = counts(required.stdout)  # failed in the fixtures, at set-up: pytest counts them as errors
     assert required.returncode == 1, required.stdout[-3000:]
-    assert failed == {"failed": skipped["skipped"], **({"passed": skipped["passed"]} if "passed" in skipped else {})}, \
+    assert failed.get("failed", 0) + failed.get("error", 0) == skipped["skipped"], (failed, skipped)
+    assert failed.get("passed") == skipped.get("passed") and set(failed) <= {"failed", "error", "passed"}, \
         (failed, skipped)
     assert (f"{REQUIRE_GPU_VARIABLE}=1, but jax finds no cuda device on this machine (jax.devices('cuda') fails; "
             "is jax's CUDA plugin installed") in required.stdout, required.stdout[-3000:]
