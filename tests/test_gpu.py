@@ -21,9 +21,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 from conftest import REQUIRE_GPU_VARIABLE
-from reference import assert_silu_grad, silu_derivative, ulp_error
 
 import jax_ascend_silu as jas
+from reference import assert_silu_grad, silu_derivative, ulp_error
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HALVES = [np.float16, ml_dtypes.bfloat16]
