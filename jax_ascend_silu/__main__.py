@@ -45,6 +45,8 @@ def _info(_: argparse.Namespace) -> int:
         print(f"  {name:7s} {built}, {where} ({status['detail']})")
         if "cann" in status:
             _print_ascend(status)
+        elif "registration" in status:
+            print(f"          handler registration reached jax's {name.upper()} plugin: {status['registration']}")
     return 0
 
 

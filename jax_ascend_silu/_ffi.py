@@ -166,7 +166,7 @@ def _ascend_devices() -> tuple[list, str]:
 
 
 def _registration_reaches(device) -> tuple[bool, str]:
-    """Whether XLA, compiling for `device`, finds the handler registered for ASCEND.
+    """Whether XLA, compiling for `device`, finds the handler registered for its platform.
 
     jax.ffi.register_ffi_target only queues a target for a platform until that
     platform's plugin takes it (through the PJRT FFI extension); compiling a
@@ -210,6 +210,35 @@ def _ascend_report() -> dict:
             "registration_reached": reached, "registration": registration, "detail": detail}
 
 
+@functools.cache
+def _cuda_report() -> dict:
+    """Whether jax's CUDA plugin took the CUDA registration: looked up once, on first request.
+
+    A registration made before the plugin initialises waits in jax's queue, and
+    the plugin's ``initialize()`` (run when jax first starts its backends)
+    replays it; a refusal then raises inside ``initialize()``, which jax logs and
+    moves past, never reaching ``_register``. So jax's backends are started here
+    and the handlers registered again: the plugin's handler now takes them
+    directly, so a refusal is caught by ``_register`` (an identical second
+    registration is accepted). A CUDA device, if any, then compiles a call.
+    """
+    import jax.extend.backend
+
+    try:
+        clients = jax.extend.backend.backends()  # runs every plugin's initialize()
+    except Exception as err:  # a plugin that fails to start: reported, never raised from backends()
+        return {"registration_reached": False, "registration": f"pending: starting jax's backends failed: {err}"}
+    refused = _register(importlib.import_module(f"{__package__}._silu_grad_cuda"), "CUDA")
+    if refused:
+        return {"refused": {"CUDA": refused}, "registration_reached": False, "registration": f"no: {refused}"}
+    if "cuda" not in clients:
+        return {"registration_reached": False, "registration": (
+            "pending: jax's CUDA plugin took it, and this process has no CUDA backend to compile for "
+            "(no GPU, or JAX_PLATFORMS leaves cuda out)")}
+    reached, registration = _registration_reaches(clients["cuda"].local_devices()[0])
+    return {"registration_reached": reached, "registration": registration}
+
+
 def backends() -> dict[str, dict]:
     """Which backends this installation has.
 
@@ -221,6 +250,11 @@ def backends() -> dict[str, dict]:
     registration, that backend is left unregistered and says why in
     ``"refused"`` (``{platform: reason}``) and its ``"detail"``; the package
     imports and the other backends work.
+
+    A compiled CUDA entry also says whether jax's CUDA plugin took the
+    registration (``"registration_reached"``, ``"registration"``): the first
+    call starts jax's backends to find out (a plugin that initialises after
+    import takes the registration then, and may refuse it then).
 
     The Ascend entry also says what the run-time search for CANN found
     (``"cann"``: found, problem, libraries with the origin of each,
@@ -236,6 +270,15 @@ def backends() -> dict[str, dict]:
     for status in report.values():
         if "refused" in status:
             status["refused"] = dict(status["refused"])
+    cuda = report["cuda"]
+    if cuda["platforms"]:
+        found = _cuda_report()
+        cuda.update({k: v for k, v in found.items() if k != "refused"})
+        if "refused" in found:
+            cuda.update(platforms=[], refused=dict(found["refused"]))
+            cuda["detail"] += f"; {found['refused']['CUDA']}"
+    elif "refused" in cuda:
+        cuda.update(registration_reached=False, registration=f"no: {cuda['refused']['CUDA']}")
     if report["ascend"]["compiled"] and (report["ascend"]["platforms"] or "refused" in report["ascend"]):
         ascend = _ascend_report()
         report["ascend"].update({**ascend, "cann": {**ascend["cann"], "libraries": list(ascend["cann"]["libraries"]),

@@ -1,14 +1,35 @@
 """Test set-up shared by every test module.
 
-Eight CPU devices for the sharding tests, and the `report` fixture: measured
-figures (the accuracy table) printed in pytest's terminal summary.
+Eight CPU devices for the sharding tests; the CPU as JAX's default device and
+the only platform of child processes, so that on a GPU machine the CPU tests
+still test the CPU kernel; the GPU tests (the `platform` fixture, `gpu`) on the
+GPU, and failing instead of skipping without one when
+JAX_ASCEND_SILU_REQUIRE_GPU=1; and the `report` fixture: measured figures (the
+accuracy table) printed in pytest's terminal summary.
 """
+
+import os
 
 import jax
 import pytest
 
+#: Set to 1 on a GPU machine (.ci/gpu does): every test that would skip for want
+#: of a CUDA GPU fails instead, and tests/test_gpu.py checks the CUDA handler is registered.
+REQUIRE_GPU_VARIABLE = "JAX_ASCEND_SILU_REQUIRE_GPU"
+REQUIRE_GPU = os.environ.get(REQUIRE_GPU_VARIABLE, "") not in ("", "0")
+
 # Eight CPU devices for the sharding tests; must happen before the backend starts.
 jax.config.update("jax_num_cpu_devices", 8)
+# jax's CUDA client would take 75% of GPU memory at start, in this process and in
+# each child process a test starts; on demand, they share the GPU.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# Tests that name no device run on the CPU, whatever accelerator jax finds (a
+# CUDA GPU would otherwise be the default); the GPU tests ask for the GPU.
+jax.config.update("jax_default_device", "cpu")
+# Child processes (ISA comparisons, the CLI, the examples, several processes
+# on CPU devices) run on the CPU alone. jax read JAX_PLATFORMS when it was
+# imported above, so this process keeps every platform.
+os.environ["JAX_PLATFORMS"] = "cpu"
 
 from jax_ascend_silu._ffi import BACKENDS  # noqa: E402
 
@@ -50,11 +71,30 @@ def device_of(platform: str):
         return None
 
 
+def skip_without(platform: str):
+    """Skips the test for want of a `platform` device, or fails it where
+    JAX_ASCEND_SILU_REQUIRE_GPU asks for a GPU."""
+    if REQUIRE_GPU:
+        pytest.fail(f"{REQUIRE_GPU_VARIABLE}=1, but jax finds no {platform} device on this machine "
+                    f"(jax.devices({platform!r}) fails; is jax's CUDA plugin installed, e.g. pip install -e "
+                    "'.[test,cuda]', and JAX_PLATFORMS unset or naming cuda?)", pytrace=False)
+    pytest.skip(f"no {platform} device on this machine")
+
+
 @pytest.fixture(params=PLATFORMS)
 def platform(request):
     """Runs the test with `platform`'s first device as JAX's default device."""
     device = device_of(request.param)
     if device is None:
-        pytest.skip(f"no {request.param} device on this machine")
+        skip_without(request.param)
     with jax.default_device(device):
         yield request.param
+
+
+@pytest.fixture
+def gpu():
+    """The first CUDA device (skips, or fails under JAX_ASCEND_SILU_REQUIRE_GPU=1, without one)."""
+    device = device_of("cuda")
+    if device is None:
+        skip_without("cuda")
+    return device
