@@ -17,25 +17,19 @@ the JAX bug), which ``jax.nn.silu`` never does.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.interpreters import ad, batching, mlir, xla
 
-from .op import ModulePrimitive, silu_tangent_p
+from ._primitive import elementwise_primitive
+from .op import silu_tangent_p
 from .operands import describe, kernel_takes
 
 # ------------------------------------------------------------------- silu --
 
-silu_p = ModulePrimitive("jax_ascend_silu_silu", __name__, "silu_p")
-silu_p.def_abstract_eval(lambda x: x)
-silu_p.def_impl(functools.partial(xla.apply_primitive, silu_p))  # jit's values, also under disable_jit
-mlir.register_lowering(silu_p, mlir.lower_fun(jax.nn.silu, multiple_results=False))
-batching.defvectorized(silu_p)
 # silu's backward pass writes its result over the incoming cotangent, dead after it.
-ad.defjvp(silu_p, lambda t, x: silu_tangent_p.bind(t, x, overwrite=True))
+silu_p = elementwise_primitive("jax_ascend_silu_silu", __name__, "silu_p", jax.nn.silu,
+                               lambda t, x: silu_tangent_p.bind(t, x, overwrite=True))
 
 
 def silu(x):

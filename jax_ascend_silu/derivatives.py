@@ -17,10 +17,13 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ._primitive import elementwise_primitive
+
 
 def wide_float(a):
-    """``a`` in float32, or as is when already wider."""
-    return a.astype(jnp.promote_types(a.dtype, jnp.float32))
+    """``a`` in float32, or as is when already wider. Decided by width, not by
+    ``jnp.promote_types``, which strict dtype promotion refuses for half types."""
+    return a if jnp.finfo(a.dtype).bits >= 32 else a.astype(jnp.float32)
 
 
 # The root of s', x0 = -1 - W(1/e), as a float32 pair hi + lo, and c = e^x0 = -1 - x0.
@@ -167,8 +170,7 @@ def _product(a, b):
 
 
 
-@jax.custom_jvp
-def silu_second(x):
+def _silu_second(x):
     """s''(x) = sigma(x) * (1 - sigma(x)) * (2 + x * (1 - 2 sigma(x))), in float32
     (or wider). It is even; with a = |x| and E = e^-a it reads
 
@@ -197,9 +199,19 @@ def _silu_third(x):
     return jnp.where(inf, jnp.zeros_like(v), d1 * (m * (3 + safe * m) - 2 * safe * d1))
 
 
-@silu_second.defjvp
-def _silu_second_jvp(primals, tangents):
-    # The error-free arithmetic above (rounding, bit masks, scaling) has no
-    # useful derivative of its own: the next one is written out.
-    (x,), (x_dot,) = primals, tangents
-    return silu_second(x), _silu_third(x) * wide_float(x_dot)
+def _wide_dtype(dtype):
+    return dtype if jnp.finfo(dtype).bits >= 32 else jnp.dtype(jnp.float32)
+
+
+# The error-free arithmetic of s'' (rounding, bit masks, scaling) has no
+# useful derivative of its own: the next one is written out (times the
+# tangent with lax.mul, which, unlike jnp's jitted multiply, linearizes
+# without a debug_nans(False) context).
+silu_second_p = elementwise_primitive(
+    "jax_ascend_silu_silu_second", __name__, "silu_second_p", _silu_second,
+    lambda t, x: jax.lax.mul(_silu_third(x), wide_float(t)), out_dtype=_wide_dtype)
+
+
+def silu_second(x):
+    """s''(x) in float32 (or wider), differentiable to any order."""
+    return silu_second_p.bind(x)

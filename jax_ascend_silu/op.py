@@ -34,17 +34,17 @@ compares the two). The multi-device lowering still goes through
 from __future__ import annotations
 
 import functools
-import importlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.experimental.custom_partitioning import custom_partitioning
-from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir, xla
 from jax.sharding import NamedSharding
 
 from ._ffi import BACKENDS, TARGET
+from ._primitive import ModulePrimitive
 from .derivatives import silu_second, times_silu_prime, wide_float
 from .operands import (
     align_batched,
@@ -57,38 +57,6 @@ from .operands import (
     sum_to_shape,
     varying_axes,
 )
-
-
-class ModulePrimitive(Primitive):
-    """A primitive that pickles as a reference to the module attribute holding
-    it, so a function shipped with (cloud)pickle binds the very primitive its
-    rules are registered for, not a copy without them."""
-
-    def __init__(self, name: str, module: str, attribute: str):
-        super().__init__(name)
-        self._where = (module, attribute)
-
-    def __reduce__(self):
-        return _module_attribute, self._where
-
-
-def _module_attribute(module: str, attribute: str):
-    return getattr(importlib.import_module(module), attribute)
-
-
-def compiled(fn, **jit_options):
-    """``jax.jit(fn)``, compiled even under ``jax.disable_jit()``: the package's
-    operations stay whole (one custom call, one fused tangent) and so give the
-    values they give under ``jit``, and a primitive's implementation does not
-    recurse into its own bind."""
-    jitted = jax.jit(fn, **jit_options)
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        with jax.disable_jit(False):
-            return jitted(*args, **kwargs)
-
-    return call
 
 
 class SiluGradPrimitive(ModulePrimitive):
@@ -127,19 +95,19 @@ def abstract_eval(grad_output, x, *, overwrite_grad_output=False, devices=None):
     return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
 
 
-@functools.partial(compiled, static_argnames=("shape",))
 def tangent(grad_output, x, g_dot, x_dot, shape):
     """The JVP rule's tangent, ``None`` for a zero tangent. Linear in
     grad_output: ``s'(x) * g_dot``; in x: ``grad_output * s''(x) * x_dot``, each
     computed in float32 (or wider) and rounded once.
 
-    Written in ``jax.numpy`` (the term in grad_output as ``silu_tangent_p``),
-    not with the custom call: the tangent must
-    transpose, batch and shard under every layer, and ``custom_vmap`` and
-    ``custom_partitioning`` have no transpose rule. Jitted, so an eager call
-    evaluates the same fused expression as a traced one (XLA's op-by-op
-    logistic rounds differently). Every operand is broadcast to ``shape``
-    first: the package never relies on rank promotion."""
+    Written with primitives that lower to ``jax.numpy`` (``silu_tangent_p``,
+    ``silu_second_p``), not with the custom call, so that the tangent fuses
+    with its neighbours; each primitive is compiled whole when called eagerly,
+    and the products around them round alike eager or traced, so an eager JVP
+    gives jit's values. Not jitted itself: differentiating a jitted function
+    enters one of JAX's ``debug_nans(False)`` contexts (module docstring).
+    Every operand is broadcast to ``shape`` first: the package never relies
+    on rank promotion."""
     dtype = x.dtype
     x = jnp.broadcast_to(x, shape)
     terms = []
@@ -147,7 +115,10 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
         terms.append(silu_tangent_p.bind(jnp.broadcast_to(g_dot, shape), x, overwrite=False))
     if x_dot is not None:
         g, x_dot = jnp.broadcast_to(grad_output, shape), jnp.broadcast_to(x_dot, shape)
-        terms.append((wide_float(g) * silu_second(x) * wide_float(x_dot)).astype(dtype))
+        # lax.mul, not jnp's *: jnp.multiply is a jitted function, and
+        # linearizing one enters a debug_nans(False) context (module docstring).
+        term = lax.mul(lax.mul(wide_float(g), silu_second(x)), wide_float(x_dot))
+        terms.append(term.astype(dtype))
     if not terms:
         return None
     return sum(terms[1:], terms[0])
@@ -390,8 +361,6 @@ def _is_weak(a) -> bool:
 
 _PYTHON_KIND = {"c": "complex", "i": "int", "u": "int", "b": "bool"}
 
-# Eager calls trace the weak-type and manual-axis handling once per shape.
-_JITTED = compiled(bind_silu_grad, static_argnames=("overwrite_grad_output",))
 
 
 def silu_grad(grad_output, x, *, overwrite_grad_output=False):
@@ -424,7 +393,7 @@ def silu_grad(grad_output, x, *, overwrite_grad_output=False):
         raise TypeError(
             f"silu_grad: overwrite_grad_output must be True or False, got "
             f"{type(overwrite_grad_output).__name__} {overwrite_grad_output!r}")
-    return _JITTED(grad_output, x, overwrite_grad_output=bool(overwrite_grad_output))
+    return bind_silu_grad(grad_output, x, overwrite_grad_output=bool(overwrite_grad_output))
 
 
 #: silu_grad over a grad_output the caller donates: the result reuses its buffer.

@@ -120,6 +120,11 @@ def _hessian(op, arity, x, g, w, mesh):
     return jax.hessian(_loss(op, arity, g[:4], w[:4]))(x[:4])
 
 
+def _grad_of_grad(op, arity, x, g, w, mesh):
+    inner = jax.grad(_loss(op, arity, g, w))
+    return jax.grad(lambda v: (inner(v) * w).sum())(x)
+
+
 def _remat(policy):
     def run(op, arity, x, g, w, mesh):
         return jax.grad(jax.checkpoint(_loss(op, arity, g, w), policy=policy))(x)
@@ -205,6 +210,7 @@ TRANSFORMS = {
     "linearize": _linearize,
     "linear_transpose": _linear_transpose,
     "hessian": _hessian,
+    "grad_of_grad": _grad_of_grad,
     "remat_nothing_saveable": _remat(jax.checkpoint_policies.nothing_saveable),
     "remat_dots_saveable": _remat(jax.checkpoint_policies.dots_saveable),
     "scan": _scan,
