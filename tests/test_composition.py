@@ -42,6 +42,7 @@ N = 16  # elements per operand: 8 devices x 2 for the sharded cells
 # ------------------------------------------------------------ entry points --
 
 
+@jax.jit  # its constants are literals, so eager calls move nothing to the device
 def _native_silu_grad(g, x):
     """SiluGrad as JAX users write it: the formula in jnp (broadcasting as silu_grad does)."""
     s = jax.nn.sigmoid(x)
