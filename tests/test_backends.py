@@ -261,13 +261,14 @@ def test_backends_returns_a_copy():
     assert jas.backends()["cpu"]["platforms"] == ["cpu"]
 
 
-def test_info_prints_every_backend(capsys, monkeypatch):
-    monkeypatch.setenv("JAX_ASCEND_SILU_THREADS", "3")
+def test_info_prints_every_backend(capsys):
+    # The variables are read once per process (tests/test_first_week.py sets them in fresh ones).
+    cap = jas._silu_grad_cpu.environment()["JAX_ASCEND_SILU_THREADS"]["cap"]
     assert cli.main(["info"]) == 0
     out = capsys.readouterr().out
     assert "backends:" in out
     assert f"kernel ISA: {jas._silu_grad_cpu.isa()}" in out
-    assert "capped at 3 by JAX_ASCEND_SILU_THREADS" in out
+    assert ("capped at" in out) is (cap is not None), out
     for name, status in jas.backends().items():
         line = next(text for text in out.splitlines() if text.strip().startswith(name + " "))
         assert ("not compiled" not in line) is status["compiled"], line
