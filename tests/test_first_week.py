@@ -400,9 +400,22 @@ def test_bench_markdown_without_markers_is_an_error(tmp_path):
 
 
 def test_one_dtype_table():
-    from jax_ascend_silu import bench, operands
+    """The dtypes the JAX layer takes (operands.DTYPES) are the ones the compiled
+    kernel's phase 1 plans, and the ones the tests' reference covers."""
+    from checks import kernel_module
+    from jax_ascend_silu import operands
 
-    assert bench.DTYPES == tuple(operands.DTYPES)
+    kernel = kernel_module()
+    for name, dtype in operands.DTYPES.items():
+        view = lambda: kernel.View(None, (4,), dtype=name, storage_numel=4)  # noqa: E731
+        assert kernel.plan(view(), view(), view()) == (kernel.SUCCESS, 0), name
+        g = jnp.ones(4, dtype)
+        assert np.asarray(jas.silu_grad(g, g)).dtype == dtype, name
+    wide = np.ones(4, np.float64)  # a float dtype the kernel does not take: refused by both layers
+    assert kernel.run(kernel.View(wide, (4,)), kernel.View(wide, (4,)), kernel.View(wide, (4,))) == \
+        kernel.ERR_PARAM_INVALID
+    with jax.enable_x64(True), pytest.raises(TypeError, match="supported dtypes are float32, float16, bfloat16"):
+        jas.silu_grad(jnp.ones(4, jnp.float64), jnp.ones(4, jnp.float64))
     assert [d.name for d in reference.DTYPES] == list(operands.DTYPES)
 
 
