@@ -65,7 +65,7 @@ CannSearch In(std::vector<std::string> dirs, bool loader_path = false) {
 }
 
 // The complete fake install, loaded once for the glue tests.
-const Cann& Full() {
+const Cann& CompleteFakeCann() {
   static const Cann cann = Cann::Load(In({FakeDir("cann9/lib64")}));
   return cann;
 }
@@ -185,7 +185,7 @@ struct GlueRun {
   Allocator alloc;
   Outcome outcome;
 
-  GlueRun(DataType t, Dims g_dims, Dims x_dims, Dims out_dims, const Cann& cann = Full())
+  GlueRun(DataType t, Dims g_dims, Dims x_dims, Dims out_dims, const Cann& cann = CompleteFakeCann())
       : g(t, std::move(g_dims)), x(t, std::move(x_dims)), out(t, std::move(out_dims)) {
     g.fill(1, 2.0f);
     x.fill(2, 6.0f);
@@ -395,7 +395,7 @@ TEST(ascend_glue, infinite_self_gives_nan_as_canns_formula_does_where_the_cpu_ke
       x.set(i, xs[i]);
     }
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
     ASSERT_TRUE(o.ok()) << jas::DtypeName(t) << ": " << o.message;
     EXPECT_TRUE(MatchesCann(g, x, out)) << jas::DtypeName(t);
     EXPECT_TRUE(std::isnan(out.get(0)) && std::isnan(out.get(1)) && std::isnan(out.get(2)))
@@ -430,7 +430,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   Allocator alloc;
   alloc.fail = true;
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   const fake_cann::Record& c = fake_cann::Calls();
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_TRUE(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
@@ -446,7 +446,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
 TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
   fake_cann::Reset();
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
   EXPECT_EQ(fake_cann::Calls().executors_destroyed.size(), size_t{1});
@@ -464,7 +464,7 @@ void CheckStatusMapping(bool phase1) {
     fake_cann::Reset(faults);
     Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 3}), out(DataType::kFloat32, {2, 3});
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
     EXPECT_TRUE(o.failure == (phase1 ? Failure::kPhase1 : Failure::kPhase2));
     EXPECT_EQ(o.status, status);
     const char* call = phase1 ? "aclnnSiluBackwardGetWorkspaceSize failed" : "aclnnSiluBackward failed";
@@ -497,7 +497,7 @@ TEST(ascend_glue, failed_tensor_creation_destroys_the_tensors_already_made) {
     fake_cann::Reset(faults);
     Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
     EXPECT_TRUE(o.failure == Failure::kCreateTensor);
     EXPECT_TRUE(Contains(o.message, "aclCreateTensor returned null for"));
     EXPECT_TRUE(Contains(o.message, "set to fail at call " + std::to_string(fail_at)));
@@ -512,7 +512,7 @@ TEST(ascend_glue, empty_output_makes_no_cann_call) {
   fake_cann::Reset();
   Buffer g(DataType::kFloat32, {3, 0}), x(DataType::kFloat32, {1}), out(DataType::kFloat32, {3, 0});
   Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   EXPECT_TRUE(o.ok());
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
   EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
@@ -565,7 +565,7 @@ TEST(ascend_glue, refused_operands_get_the_cpu_kernels_status_before_any_cann_ca
     jas::SiluGradExecutor* e = nullptr;
     EXPECT_EQ(jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), c.status) << c.what;
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), dg, dx, dout);
+    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), dg, dx, dout);
     EXPECT_TRUE(o.failure == Failure::kOperands) << c.what;
     EXPECT_EQ(o.status, c.status) << c.what;
     EXPECT_TRUE(Contains(o.message, "refused its operands with " + jas::ascend::StatusLabel(c.status) + " (" +
@@ -596,7 +596,7 @@ TEST(ascend_glue, a_strided_self_keeps_its_strides_and_offset_over_its_flat_stor
   dx.strides = stride;
   dx.offset = 1;
   Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), dx, out.op());
+  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), dx, out.op());
   ASSERT_TRUE(o.ok()) << o.message;
   const fake_cann::Record& c = fake_cann::Calls();
   ASSERT_TRUE(c.created.size() == 3);
@@ -612,7 +612,7 @@ TEST(ascend_glue, a_strided_self_keeps_its_strides_and_offset_over_its_flat_stor
 // The fake itself must behave as the operator is written, or the glue tests prove nothing.
 TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhere) {
   fake_cann::Reset();
-  const jas::ascend::CannApi& api = Full().api();
+  const jas::ascend::CannApi& api = CompleteFakeCann().api();
   Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {3, 4}), out(DataType::kFloat32, {3, 4});
   const int64_t d1[1] = {4}, s1[1] = {1}, d2[2] = {3, 4}, s2[2] = {4, 1};
   cann::aclTensor* t[3] = {
@@ -636,7 +636,7 @@ TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhe
 
 TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   fake_cann::Reset();
-  const jas::ascend::CannApi& api = Full().api();
+  const jas::ascend::CannApi& api = CompleteFakeCann().api();
   Buffer g(DataType::kFloat32, {1}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
   const int64_t dims[1] = {4}, strides[1] = {1}, stride0[1] = {0}, one[1] = {1};
   cann::aclTensor* t[3];
@@ -687,7 +687,7 @@ TEST(ascend_glue, fake_without_a_current_context_fails_as_cann_does) {
   fake_cann::Faults none;
   none.device = -1;
   fake_cann::Reset(none);
-  const jas::ascend::CannApi& api = Full().api();
+  const jas::ascend::CannApi& api = CompleteFakeCann().api();
   cann::aclrtContext context = nullptr;
   int32_t device = 7;
   EXPECT_EQ(api.aclrtGetCurrentContext(&context), cann::kAclErrorRtContextNull);
@@ -725,7 +725,7 @@ TEST(ascend_glue, fake_without_a_current_context_fails_as_cann_does) {
 }
 
 TEST(ascend_glue, fake_computes_into_a_contiguous_result_and_copies_only_into_a_strided_one) {
-  const jas::ascend::CannApi& api = Full().api();
+  const jas::ascend::CannApi& api = CompleteFakeCann().api();
   for (bool strided : {false, true}) {
     fake_cann::Reset();
     Buffer g(DataType::kFloat32, {3}), x(DataType::kFloat32, {3}), out(DataType::kFloat32, {6});
@@ -781,7 +781,7 @@ TEST(ascend_glue, a_context_current_on_another_thread_does_not_count) {
   std::thread worker([&] {
     Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
-    there = jas::ascend::SiluBackward(Full(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    there = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
   });
   worker.join();
   EXPECT_TRUE(there.failure == Failure::kNoContext);
