@@ -1,7 +1,7 @@
 // The executor controls of cpu/testing.h, in the test-only library
 // jas_kernel_testing (CMakeLists.txt): the product modules do not carry them.
-#include "cpu/executor.h"
 #include "cpu/testing.h"
+#include "cpu/executor.h"
 
 namespace jas {
 

@@ -54,7 +54,8 @@ inline double Tolerance(jas::DataType t, double dy, double x, double want) {
   const double e1 = std::min(es, 2.0 * one_minus) + u * one_minus;
   const double tx = x * one_minus, ady = std::fabs(dy);
   const double e_sum = std::fabs(x) * e1 + u * std::fabs(tx) + u * std::fabs(1.0 + tx);
-  double tol = 2.0 * (ady * (sigma * e_sum + std::fabs(1.0 + tx) * es) + 2.0 * u * std::fabs(want)) + 0x1p-149;
+  double tol =
+      2.0 * (ady * (sigma * e_sum + std::fabs(1.0 + tx) * es) + 2.0 * u * std::fabs(want)) + 0x1p-149;
   if (t != jas::DataType::kFloat32) tol += 0.5 * Ulp(t, std::fabs(want) + tol);
   return tol;
 }

@@ -6,9 +6,9 @@
 // for taken from XLA's scratch allocator (XLA_FFI_DeviceMemory_Allocate) and
 // given back after the call (XLA_FFI_DeviceMemory_Free), results against a
 // float64 model of CANN's formula (the fake computes what a real Ascend does,
-// not this package's kernel: tests/ascend_fake/cann_reference.h), and every way the call can fail as the ffi::Error XLA
-// would raise. The thread that calls the handler first makes device 0 current
-// with aclrtSetDevice, as a PJRT plugin does before it runs a program.
+// not this package's kernel: tests/ascend_fake/cann_reference.h), and every way the call can fail as the
+// ffi::Error XLA would raise. The thread that calls the handler first makes device 0 current with
+// aclrtSetDevice, as a PJRT plugin does before it runs a program.
 //
 // ctest points the process at a fake install (--ascend_home_path, see main).
 // TEST(ascend_handler, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
@@ -153,7 +153,8 @@ void CheckAgainstCann(const Operand& grad_output, const Operand& self, const Ope
   });
   EXPECT_EQ(failures, 0) << what;
   for (int64_t i = jas::test::Numel(grad_input.dims); i < grad_input.StorageSize(); ++i) {
-    EXPECT_EQ(grad_input.Bits(i), jas::test::Sentinel(grad_input.dtype)) << what << ": canary " << i << " written";
+    EXPECT_EQ(grad_input.Bits(i), jas::test::Sentinel(grad_input.dtype))
+        << what << ": canary " << i << " written";
   }
 }
 

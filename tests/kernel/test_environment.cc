@@ -19,7 +19,7 @@ TEST(environment, threads_takes_a_positive_decimal_integer_only) {
       {"3", true, 3},
       {"0007", true, 7},
       {"9223372036854775807", true, INT64_MAX},
-      {"9223372036854775808", false, INT64_MAX},   // past int64
+      {"9223372036854775808", false, INT64_MAX},      // past int64
       {"99999999999999999999999", false, INT64_MAX},  // past unsigned long long
       {"0", false, INT64_MAX},
       {"", false, INT64_MAX},
