@@ -364,6 +364,28 @@ def test_valid_environment_values_raise_no_warning_and_show_in_info():
     assert "kernel ISA scalar, chosen by JAX_ASCEND_SILU_ISA" in info.stdout
 
 
+def test_the_environment_is_read_once_and_info_reports_what_was_read():
+    # The kernel parses each variable once (kernel/cpu/environment.cc); a later
+    # change of the environment changes neither what it applies nor what is reported.
+    proc = _run("""
+        import os
+        import jax.numpy as jnp
+        import jax_ascend_silu
+        from jax_ascend_silu import __main__ as cli
+        jax_ascend_silu.silu_grad(jnp.ones(4), jnp.ones(4)).block_until_ready()
+        os.environ["JAX_ASCEND_SILU_THREADS"] = "5"
+        os.environ["JAX_ASCEND_SILU_ISA"] = "bogus"
+        print(jax_ascend_silu._silu_grad_cpu.environment())
+        cli.main(["info"])
+    """, env={"JAX_ASCEND_SILU_THREADS": "2", "JAX_ASCEND_SILU_ISA": "scalar"})
+    assert proc.returncode == 0, proc.stderr
+    assert ("{'JAX_ASCEND_SILU_THREADS': {'set': True, 'value': b'2', 'accepted': True, 'cap': 2}, "
+            "'JAX_ASCEND_SILU_ISA': {'set': True, 'value': b'scalar', 'accepted': True, 'isa': 'scalar'}}") \
+        in proc.stdout, proc.stdout
+    assert "capped at 2 by JAX_ASCEND_SILU_THREADS" in proc.stdout and "kernel ISA: scalar" in proc.stdout
+    assert "is ignored" not in proc.stdout
+
+
 # ------------------------------------------------------------------ route --
 
 def test_route_returns_python_constants_as_plain_python_values():
