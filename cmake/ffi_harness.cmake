@@ -29,12 +29,12 @@ endfunction()
 
 add_executable(cpu_handler_tests tests/ffi_harness/test_cpu_handler.cc ${_harness_test_util})
 target_include_directories(cpu_handler_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
-target_link_libraries(cpu_handler_tests PRIVATE jas_ffi_harness jas_ffi_cpu jas_kernel GTest::gtest_main)
+target_link_libraries(cpu_handler_tests PRIVATE jas_ffi_harness jas_ffi_cpu jas_kernel_testing GTest::gtest_main)
 jas_harness_tests(cpu_handler_tests "cpu_handler.*" "" "JAX_ASCEND_SILU_THREADS=")  # the pool's size, uncapped
 
 add_executable(ascend_handler_tests tests/ffi_harness/test_ascend_handler.cc ${_harness_test_util})
 target_include_directories(ascend_handler_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
-target_link_libraries(ascend_handler_tests PRIVATE jas_ffi_harness jas_ffi_ascend jas_kernel jas_fake_cann
+target_link_libraries(ascend_handler_tests PRIVATE jas_ffi_harness jas_ffi_ascend jas_kernel_testing jas_fake_cann
                                                    ${CMAKE_DL_LIBS} GTest::gtest)
 add_dependencies(ascend_handler_tests jas_fake_cann_all)
 foreach(_chip 910A 910B 950)

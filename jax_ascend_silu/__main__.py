@@ -24,7 +24,7 @@ def _info(_: argparse.Namespace) -> int:
 
     import jax_ascend_silu
     from jax_ascend_silu import _environment
-    from jax_ascend_silu._ffi import ext  # the compiled CPU module
+    from jax_ascend_silu._ffi import BACKENDS, ext  # ext: the compiled CPU module
 
     print(f"jax_ascend_silu {jax_ascend_silu.__version__}")
     print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}")
@@ -39,10 +39,13 @@ def _info(_: argparse.Namespace) -> int:
     for line in _environment.problems():
         print(f"note: {line}")
     print("backends:")
+    numbers = {backend.name: backend.numbers for backend in BACKENDS}
     for name, status in jax_ascend_silu.backends().items():
         where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
         built = "compiled" if status["compiled"] else "not compiled"
         print(f"  {name:7s} {built}, {where} ({status['detail']})")
+        if status["compiled"]:
+            print(f"          computes: {numbers[name]}")
         if "cann" in status:
             _print_ascend(status)
         elif "registration" in status:

@@ -1,9 +1,10 @@
-"""The ``JAX_ASCEND_SILU_*`` environment variables the CPU kernel reads, checked.
+"""The ``JAX_ASCEND_SILU_*`` environment variables the CPU backend reads, as it read them.
 
-The kernel reads them itself (``kernel/cpu/dispatch.cc``, ``ffi/cpu/handler.cc``)
-and ignores a value it cannot use; this module applies the same rules, so that
-an ignored value is reported (a warning at import naming the variable and what
-it accepts) and ``info`` states only what is in effect.
+They are parsed once, in C++ (``kernel/cpu/environment.cc``), at first use; the
+CPU module's ``environment()`` reports each one's value and whether the backend
+applies it. This module only words that result: a warning at import naming a
+variable set to a value the backend ignores and what it accepts, and what
+``info`` states is in effect.
 """
 
 from __future__ import annotations
@@ -16,39 +17,42 @@ ISA = "JAX_ASCEND_SILU_ISA"
 
 
 def _kernel():
-    from ._ffi import ext  # the ISA names are the compiled kernel's own
+    from ._ffi import ext  # the compiled CPU module
 
     return ext
 
 
+def _setting(name: str) -> dict:
+    setting = dict(_kernel().environment()[name])
+    if setting["value"] is not None:
+        setting["value"] = os.fsdecode(setting["value"])
+    return setting
+
+
 def threads_cap() -> int | None:
-    """JAX_ASCEND_SILU_THREADS as the kernel applies it: a positive decimal integer, else no cap."""
-    text = os.environ.get(THREADS)
-    if text is None or not text.isascii() or not text.isdigit():
-        return None
-    return int(text) or None
+    """The cap JAX_ASCEND_SILU_THREADS puts on the threads per CPU call, or None."""
+    return _setting(THREADS)["cap"]
 
 
 def isa_cap() -> str | None:
-    """JAX_ASCEND_SILU_ISA as the kernel applies it, or None when unset or ignored."""
-    value = os.environ.get(ISA)
-    return value if value in _kernel().supported_isas() else None
+    """The instruction set JAX_ASCEND_SILU_ISA chose, or None when unset or ignored."""
+    return _setting(ISA)["isa"]
 
 
 def problems() -> list[str]:
-    """One line per variable set to a value the kernel ignores."""
+    """One line per variable set to a value the backend ignores."""
     found = []
-    threads = os.environ.get(THREADS)
-    if threads is not None and threads_cap() is None:
-        found.append(f"{THREADS}={threads!r} is ignored: it takes a positive integer (threads per CPU "
+    threads = _setting(THREADS)
+    if threads["set"] and not threads["accepted"]:
+        found.append(f"{THREADS}={threads['value']!r} is ignored: it takes a positive integer (threads per CPU "
                      "call, e.g. 4); without one a call uses XLA's intra-op pool")
-    isa = os.environ.get(ISA)
-    if isa is not None and isa_cap() is None:
+    isa = _setting(ISA)
+    if isa["set"] and not isa["accepted"]:
         ext = _kernel()
         names = ext.isa_names()
-        why = (f"this processor runs only {', '.join(ext.supported_isas())}" if isa in names
+        why = (f"this processor runs only {', '.join(ext.supported_isas())}" if isa["value"] in names
                else f"it takes one of {', '.join(names)} (lower case)")
-        found.append(f"{ISA}={isa!r} is ignored: {why}; the kernel uses the best instruction set "
+        found.append(f"{ISA}={isa['value']!r} is ignored: {why}; the kernel uses the best instruction set "
                      f"the processor has ({ext.isa()})")
     return found
 

@@ -364,6 +364,28 @@ def test_valid_environment_values_raise_no_warning_and_show_in_info():
     assert "kernel ISA scalar, chosen by JAX_ASCEND_SILU_ISA" in info.stdout
 
 
+def test_the_environment_is_read_once_and_info_reports_what_was_read():
+    # The kernel parses each variable once (kernel/cpu/environment.cc); a later
+    # change of the environment changes neither what it applies nor what is reported.
+    proc = _run("""
+        import os
+        import jax.numpy as jnp
+        import jax_ascend_silu
+        from jax_ascend_silu import __main__ as cli
+        jax_ascend_silu.silu_grad(jnp.ones(4), jnp.ones(4)).block_until_ready()
+        os.environ["JAX_ASCEND_SILU_THREADS"] = "5"
+        os.environ["JAX_ASCEND_SILU_ISA"] = "bogus"
+        print(jax_ascend_silu._silu_grad_cpu.environment())
+        cli.main(["info"])
+    """, env={"JAX_ASCEND_SILU_THREADS": "2", "JAX_ASCEND_SILU_ISA": "scalar"})
+    assert proc.returncode == 0, proc.stderr
+    assert ("{'JAX_ASCEND_SILU_THREADS': {'set': True, 'value': b'2', 'accepted': True, 'cap': 2}, "
+            "'JAX_ASCEND_SILU_ISA': {'set': True, 'value': b'scalar', 'accepted': True, 'isa': 'scalar'}}") \
+        in proc.stdout, proc.stdout
+    assert "capped at 2 by JAX_ASCEND_SILU_THREADS" in proc.stdout and "kernel ISA: scalar" in proc.stdout
+    assert "is ignored" not in proc.stdout
+
+
 # ------------------------------------------------------------------ route --
 
 def test_route_returns_python_constants_as_plain_python_values():
@@ -400,9 +422,22 @@ def test_bench_markdown_without_markers_is_an_error(tmp_path):
 
 
 def test_one_dtype_table():
-    from jax_ascend_silu import bench, operands
+    """The dtypes the JAX layer takes (operands.DTYPES) are the ones the compiled
+    kernel's phase 1 plans, and the ones the tests' reference covers."""
+    from checks import kernel_module
+    from jax_ascend_silu import operands
 
-    assert bench.DTYPES == tuple(operands.DTYPES)
+    kernel = kernel_module()
+    for name, dtype in operands.DTYPES.items():
+        views = [kernel.View(None, (4,), dtype=name, storage_numel=4) for _ in range(3)]
+        assert kernel.plan(*views) == (kernel.SUCCESS, 0), name
+        g = jnp.ones(4, dtype)
+        assert np.asarray(jas.silu_grad(g, g)).dtype == dtype, name
+    wide = np.ones(4, np.float64)  # a float dtype the kernel does not take: refused by both layers
+    assert kernel.run(kernel.View(wide, (4,)), kernel.View(wide, (4,)), kernel.View(wide, (4,))) == \
+        kernel.ERR_PARAM_INVALID
+    with jax.enable_x64(True), pytest.raises(TypeError, match="supported dtypes are float32, float16, bfloat16"):
+        jas.silu_grad(jnp.ones(4, jnp.float64), jnp.ones(4, jnp.float64))
     assert [d.name for d in reference.DTYPES] == list(operands.DTYPES)
 
 

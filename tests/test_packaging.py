@@ -111,3 +111,23 @@ def test_version_has_one_source():
 def test_public_api():
     assert [name for name in jas.__all__ if not hasattr(jas, name)] == []
     assert {"silu", "silu_grad", "silu_grad_p", "route", "__version__"} <= set(jas.__all__)
+
+
+# The executor controls only tests use (kernel/cpu/testing.h), by the names
+# their symbols carry in a module's symbol table.
+TEST_ONLY_SYMBOLS = (b"SiluGradSetIsa", b"SiluGradSetChunkElements", b"SiluGradSetRepeatable", b"SiluGradSetData")
+
+
+def test_product_modules_carry_no_test_only_kernel_api():
+    from checks import kernel_module
+
+    testing = pathlib.Path(kernel_module().__file__).read_bytes()
+    # The test module links them, and its symbol table names them: so a module that carried them would show it.
+    assert all(name in testing for name in TEST_ONLY_SYMBOLS)
+    for name in NATIVE:
+        spec = importlib.util.find_spec(f"jax_ascend_silu.{name}")
+        if spec is None:
+            continue
+        image = pathlib.Path(spec.origin).read_bytes()
+        assert b"SiluGradGetWorkspaceSize" in image or name != "_silu_grad_cpu", name  # symbols are there to see
+        assert [s for s in TEST_ONLY_SYMBOLS if s in image] == [], name

@@ -1,14 +1,12 @@
 // The CPU handler: decode XLA's buffers, run the kernel's two phases with a
 // host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "fresh_pages.h"
 #include "handlers.h"
+#include "cpu/environment.h"
 #include "cpu/silu_grad_cpu.h"
 #include "tensor_desc.h"
 #include "workspace.h"
@@ -24,18 +22,9 @@ void ScheduleOnPool(void* pool, void (*task)(void*), void* arg) {
 // Threads per call, the calling thread included. XLA runs the program on the
 // caller's thread, outside its intra-op pool (one thread per core), so the
 // caller plus (pool size - 1) helpers keep every core busy without
-// oversubscribing them. JAX_ASCEND_SILU_THREADS=n caps it (read once).
+// oversubscribing them. JAX_ASCEND_SILU_THREADS=n caps it (cpu/environment.h).
 int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
-  static const int64_t cap = [] {
-    // Only a positive decimal integer counts (jax_ascend_silu/_environment.py
-    // applies the same rule and warns about anything else).
-    const char* env = std::getenv("JAX_ASCEND_SILU_THREADS");
-    if (env == nullptr || *env == '\0' || std::strspn(env, "0123456789") != std::strlen(env)) return INT64_MAX;
-    errno = 0;
-    const unsigned long long v = std::strtoull(env, nullptr, 10);
-    return v > 0 && errno == 0 && v <= INT64_MAX ? static_cast<int64_t>(v) : INT64_MAX;
-  }();
-  return std::max<int64_t>(1, std::min<int64_t>(cap, pool.num_threads()));
+  return std::max<int64_t>(1, std::min<int64_t>(ThreadsFromEnvironment().cap, pool.num_threads()));
 }
 
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,

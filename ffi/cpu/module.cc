@@ -1,4 +1,5 @@
-// The nanobind module: the FFI handler capsule and the kernel's ISA.
+// The nanobind module: the FFI handler capsule, the kernel's ISA, and the
+// environment variables as the CPU backend read them.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -7,9 +8,24 @@
 #include <vector>
 
 #include "module.h"
+#include "cpu/environment.h"
 #include "cpu/silu_grad_cpu.h"
 
 namespace nb = nanobind;
+
+namespace {
+
+// One variable as cpu/environment.h read it: its value as bytes (environment
+// text need not be UTF-8; os.fsdecode reads it as os.environ does), None when unset.
+nb::dict Describe(const jas::EnvSetting& s) {
+  nb::dict d;
+  d["set"] = s.set;
+  d["value"] = s.set ? nb::object(nb::bytes(s.value.data(), s.value.size())) : nb::none();
+  d["accepted"] = s.accepted;
+  return d;
+}
+
+}  // namespace
 
 NB_MODULE(_silu_grad_cpu, m) {
   m.doc() = "jax_ascend_silu native extension: XLA FFI handlers for SiluGrad.";
@@ -30,4 +46,16 @@ NB_MODULE(_silu_grad_cpu, m) {
     }
     return names;
   }, "Instruction sets this build and processor can run.");
+  m.def("environment", [] {
+    const jas::ThreadsSetting& threads = jas::ThreadsFromEnvironment();
+    const jas::IsaSetting& isa = jas::IsaFromEnvironment();
+    nb::dict t = Describe(threads), i = Describe(isa);
+    t["cap"] = threads.accepted ? nb::object(nb::int_(threads.cap)) : nb::none();
+    i["isa"] = isa.accepted ? nb::object(nb::str(jas::IsaName(isa.isa))) : nb::none();
+    nb::dict all;
+    all[threads.name] = t;
+    all[isa.name] = i;
+    return all;
+  }, "JAX_ASCEND_SILU_THREADS and JAX_ASCEND_SILU_ISA as the CPU backend read them (once, at first use): "
+     "for each, whether it is set, its value, whether the backend applies it, and the cap or ISA it gives.");
 }

@@ -101,8 +101,8 @@ class ExecutorHandle {
   }
   cann::aclOpExecutor** out() { return &executor_; }
   cann::aclOpExecutor* Release() { return std::exchange(executor_, nullptr); }
-  // For messages on the paths that abandon it.
-  std::string Fate() const {
+  // What becomes of the executor, for the message of a path that abandons it.
+  std::string ReleaseNote() const {
     if (executor_ == nullptr) return "";
     return api_.aclDestroyAclOpExecutor != nullptr
                ? " (phase 1's executor is released with aclDestroyAclOpExecutor)"
@@ -232,7 +232,7 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
     if (workspace_ptr == nullptr) {
       return Fail(Failure::kWorkspace, 0,
                   "could not allocate the " + std::to_string(workspace_bytes) +
-                      " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for" + executor.Fate() +
+                      " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for" + executor.ReleaseNote() +
                       "; " + operands());
     }
   }

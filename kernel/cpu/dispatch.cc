@@ -1,11 +1,10 @@
 // Run-time choice of instruction set. The choice, and what the processor
 // supports, are worked out once and never change; the kernel keeps no other
 // global state.
-#include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 #include <iterator>
 
+#include "cpu/environment.h"
 #include "cpu/isa.h"
 #include "cpu/silu_grad_cpu.h"
 
@@ -68,13 +67,10 @@ bool CpuHas(Isa isa) {
 
 // JAX_ASCEND_SILU_ISA=scalar|avx2|avx512|neon makes the automatic choice
 // that ISA when this processor runs it (for testing and benchmarking the
-// fallbacks); otherwise, and for unknown values, the best one is used.
+// fallbacks; cpu/environment.h); otherwise, and for unknown values, the best
+// one is used.
 Isa DetectBest() {
-  if (const char* env = std::getenv("JAX_ASCEND_SILU_ISA")) {
-    for (Isa isa : kIsas) {
-      if (std::strcmp(env, IsaName(isa)) == 0 && IsaSupported(isa)) return isa;
-    }
-  }
+  if (const IsaSetting& env = IsaFromEnvironment(); env.accepted) return env.isa;
   for (Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kNeon}) {
     if (IsaSupported(isa)) return isa;
   }

@@ -1,12 +1,11 @@
 // Phase 1: validate the descriptors (common/validate.h), plan the passes,
-// size the workspace. Also the executor's lifetime calls.
+// size the workspace. Also the executor's release.
 #include <new>
 
 #include "common/broadcast.h"
 #include "common/validate.h"
 #include "cpu/executor.h"
 #include "cpu/silu_grad_cpu.h"
-#include "cpu/testing.h"
 
 namespace jas {
 
@@ -67,39 +66,9 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   return kSuccess;
 }
 
-Status SiluGradSetRepeatable(SiluGradExecutor* executor) {
-  if (executor == nullptr) return kErrParamNullptr;
-  executor->repeatable = true;
-  return kSuccess;
-}
-
-Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, const void* self,
-                       void* grad_input) {
-  if (executor == nullptr) return kErrParamNullptr;
-  executor->grad_output = grad_output;
-  executor->self = self;
-  executor->grad_input = grad_input;
-  return kSuccess;
-}
-
 Status SiluGradDestroyExecutor(SiluGradExecutor* executor) {
   if (executor == nullptr) return kErrParamNullptr;
   delete executor;
-  return kSuccess;
-}
-
-Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa) {
-  if (executor == nullptr) return kErrParamNullptr;
-  if (!IsaSupported(isa)) return kErrParamInvalid;
-  executor->isa = isa;
-  return kSuccess;
-}
-
-Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements) {
-  if (executor == nullptr) return kErrParamNullptr;
-  if (chunk_elements < 1) return kErrParamInvalid;
-  executor->chunk_elements = chunk_elements;
-  executor->parallel_min_elements = 0;
   return kSuccess;
 }
 

@@ -34,7 +34,7 @@ struct Parallel {
 struct SiluGradExecutor;
 
 // Phase 1 (common/validate.h's checks). On success *executor owns the plan;
-// it runs once unless made repeatable (cpu/testing.h).
+// it runs once unless made repeatable (cpu/testing.h, tests only).
 Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
                                 const TensorDesc* grad_input, uint64_t* workspace_size,
                                 SiluGradExecutor** executor);
@@ -47,10 +47,6 @@ Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* e
 
 // Releases an executor that will not be run (or a repeatable one).
 Status SiluGradDestroyExecutor(SiluGradExecutor* executor);
-
-// Chooses the instruction set an executor runs with (default kAuto).
-// kErrParamInvalid when the processor cannot run it.
-Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 
 }  // namespace jas
 

@@ -1,6 +1,8 @@
-// Controls over a CPU executor that the tests, the fuzzer and the raw kernel
-// binding use and the FFI handler does not: reuse of one plan, and the split
-// of the work into chunks.
+// Controls over a CPU executor that the tests, the fuzzer, the benchmarks and
+// the raw kernel binding use and the FFI handler does not: reuse of one plan,
+// the instruction set, and the split of the work into chunks. They live in
+// the test-only library jas_kernel_testing (kernel/cpu/testing.cc), which the
+// product modules do not link.
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_TESTING_H_
 #define JAX_ASCEND_SILU_KERNEL_CPU_TESTING_H_
 
@@ -16,6 +18,10 @@ namespace jas {
 Status SiluGradSetRepeatable(SiluGradExecutor* executor);
 Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, const void* self,
                        void* grad_input);
+
+// Chooses the instruction set an executor runs with (default kAuto, which
+// JAX_ASCEND_SILU_ISA may steer). kErrParamInvalid when the processor cannot run it.
+Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 
 // Overrides the chunk size (elements per unit of parallel work; default 16K,
 // a few microseconds of work). Results do not depend on it. By default a pass

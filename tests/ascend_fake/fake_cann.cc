@@ -3,6 +3,7 @@
 #include "fake_cann.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "cpu/silu_grad_cpu.h"
+#include "common/half.h"
 
 namespace jas::cann {
 
@@ -118,40 +119,83 @@ void ForEachElement(const TensorRecord& t, F f) {
   }
 }
 
-jas::TensorDesc KernelDesc(const TensorRecord& t, void* data, bool contiguous) {
-  jas::TensorDesc d;
-  d.dtype = static_cast<jas::DataType>(t.dtype);  // numbered as aclDataType
-  d.rank = static_cast<int64_t>(t.dims.size());
-  d.dims = t.dims.data();
-  d.strides = contiguous ? nullptr : t.strides.data();
-  d.offset = contiguous ? 0 : t.offset;
-  d.storage_numel = contiguous ? Numel(t.dims) : Numel(t.storage_dims);
-  d.data = data;
-  return d;
+// How phase 2 reaches an operand's elements: through its own view, or through
+// the contiguous copy of it phase 2 made in the workspace.
+struct Place {
+  char* data;
+  std::vector<int64_t> dims, strides;
+  int64_t offset;
+};
+
+Place ViewOf(const TensorRecord& t) { return {static_cast<char*>(t.data), t.dims, t.strides, t.offset}; }
+
+Place CopyOf(const TensorRecord& t, char* copy) {
+  std::vector<int64_t> strides(t.dims.size());
+  int64_t step = 1;
+  for (size_t i = t.dims.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= t.dims[i];
+  }
+  return {copy, t.dims, strides, 0};
 }
 
-// Phase 2's view of the kernel's inputs and output: materialised inputs and
-// an intermediate output are contiguous blocks of `workspace`; a contiguous
-// gradInput is written directly.
-void KernelDescs(const aclOpExecutor& e, char* workspace, jas::TensorDesc descs[3]) {
-  for (int i = 0; i < 2; ++i) {
-    descs[i] = e.materialise[i] ? KernelDesc(e.tensors[i], workspace ? workspace + e.input_region[i] : nullptr, true)
-                                : KernelDesc(e.tensors[i], e.tensors[i].data, false);
+float Load(aclDataType t, const char* p) {
+  if (t == jas::cann::ACL_FLOAT) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
   }
-  descs[2] = e.intermediate ? KernelDesc(e.tensors[2], workspace ? workspace + e.output_region : nullptr, true)
-                            : KernelDesc(e.tensors[2], e.tensors[2].data, true);
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return t == jas::cann::ACL_FLOAT16 ? jas::half::F16ToFloat(h) : jas::half::BF16ToFloat(h);
 }
 
-// The kernel's own scratch: host memory of the fake, not CANN's workspace.
-jas::Status RunKernel(const jas::TensorDesc descs[3]) {
-  uint64_t bytes = 0;
-  jas::SiluGradExecutor* kernel = nullptr;
-  if (jas::Status s = jas::SiluGradGetWorkspaceSize(&descs[0], &descs[1], &descs[2], &bytes, &kernel);
-      s != jas::kSuccess) {
-    return s;
+// float16/bfloat16 results rounded to nearest even (the kernel's CAST_RINT).
+void Store(aclDataType t, char* p, float v) {
+  if (t == jas::cann::ACL_FLOAT) {
+    std::memcpy(p, &v, 4);
+    return;
   }
-  std::vector<char> scratch(bytes);
-  return jas::SiluGradRun(bytes ? scratch.data() : nullptr, bytes, kernel, nullptr);
+  const uint16_t h = t == jas::cann::ACL_FLOAT16 ? jas::half::FloatToF16(v) : jas::half::FloatToBF16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// What ops-nn's silu_grad kernel computes per element, every operation a
+// float32 one rounded on its own (its Muls, Exp, Adds, Div, Sub, Mul, Adds,
+// Mul, Mul): sigma = 1/(1 + e^-x), then dy*(sigma*(1 + (1 - sigma)*x)). At
+// x = +inf (1 - sigma)*x is 0*inf, at x = -inf sigma*(...) is 0*-inf: NaN
+// both. The host's expf stands in for the vector unit's Exp. The library is
+// built with -ffp-contract=off, so no step is fused.
+float CannSiluGrad(float dy, float x) {
+  const float sigma = 1.0f / (1.0f + std::exp(-x));
+  return dy * (sigma * (1.0f + (1.0f - sigma) * x));
+}
+
+// The storage offset of out-index `idx` in `p`, broadcast from the right as
+// the 950 operator broadcasts (elsewhere every view has gradInput's dims).
+int64_t OffsetAt(const Place& p, const std::vector<int64_t>& idx) {
+  int64_t off = p.offset;
+  const size_t r = idx.size(), k = p.dims.size();
+  for (size_t j = 0; j < k; ++j) {
+    if (p.dims[j] != 1) off += idx[j + r - k] * p.strides[j];
+  }
+  return off;
+}
+
+// The operator over gradInput's shape: inputs from `in`, results into `out`.
+void Compute(const Place in[2], const Place& out, aclDataType dtype) {
+  const int64_t esize = ElementBytes(dtype);
+  const int64_t n = Numel(out.dims);
+  std::vector<int64_t> idx(out.dims.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    const float dy = Load(dtype, in[0].data + OffsetAt(in[0], idx) * esize);
+    const float x = Load(dtype, in[1].data + OffsetAt(in[1], idx) * esize);
+    Store(dtype, out.data + OffsetAt(out, idx) * esize, CannSiluGrad(dy, x));
+    for (size_t j = idx.size(); j-- > 0;) {
+      if (++idx[j] < out.dims[j]) break;
+      idx[j] = 0;
+    }
+  }
 }
 
 void Free(aclOpExecutor* e) {
@@ -443,11 +487,13 @@ aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor
     ++g_record.materialised;
   }
   if (e.tiling_bytes > 0) std::memset(ws + e.tiling_region, 0xa5, e.tiling_bytes);  // the tiling's scratch is used
-  jas::TensorDesc descs[3];
-  KernelDescs(e, ws, descs);
-  if (jas::Status s = RunKernel(descs); s != jas::kSuccess) {
-    return Fail(s, std::string("the kernel returned ") + jas::StatusName(s));
+  Place in[2];
+  for (int i = 0; i < 2; ++i) {
+    in[i] = e.materialise[i] ? CopyOf(e.tensors[i], ws + e.input_region[i]) : ViewOf(e.tensors[i]);
   }
+  // A contiguous gradInput is written directly (ViewCopy points the kernel at it).
+  Compute(in, e.intermediate ? CopyOf(e.tensors[2], ws + e.output_region) : ViewOf(e.tensors[2]),
+          e.tensors[2].dtype);
   g_record.intermediate_output = e.intermediate;
   if (e.intermediate) {  // l0op::ViewCopy: the intermediate output into gradInput's view
     const TensorRecord& out = e.tensors[2];

@@ -25,9 +25,13 @@
 // non-contiguous input view (stride-0 broadcasts included), and an
 // intermediate output only when gradInput is not contiguous. Phase 2 frees the
 // executor, whatever it returns; aclDestroyAclOpExecutor frees one that never
-// ran; aclDestroyTensor(nullptr) succeeds. The arithmetic is this package's
-// CPU kernel; tensors describe host memory; streams are only recorded.
-// Nothing here has run on Ascend hardware.
+// ran; aclDestroyTensor(nullptr) succeeds. The arithmetic is CANN's, not
+// this package's kernel: ops-nn's silu_grad computes, in float32 operations
+// each rounded, sigma = 1/(1+e^-x) and then dy*sigma*(1 + x*(1-sigma))
+// (float16/bfloat16 upcast, the result rounded to nearest even), so x = +-inf
+// gives NaN and accuracy is the plain formula's, as on a real Ascend. Tensors
+// describe host memory; streams are only recorded. Nothing here has run on
+// Ascend hardware.
 #ifndef JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 #define JAX_ASCEND_SILU_TESTS_ASCEND_FAKE_FAKE_CANN_H_
 

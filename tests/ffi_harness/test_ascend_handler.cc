@@ -4,10 +4,11 @@
 // $ASCEND_HOME_PATH by the package's own loader, as a real install is): the
 // stream from XLA_FFI_Stream_Get handed to phase 2, the workspace phase 1 asks
 // for taken from XLA's scratch allocator (XLA_FFI_DeviceMemory_Allocate) and
-// given back after the call (XLA_FFI_DeviceMemory_Free), results against the
-// float64 reference, and every way the call can fail as the ffi::Error XLA
-// would raise. The thread that calls the handler first makes device 0 current
-// with aclrtSetDevice, as a PJRT plugin does before it runs a program.
+// given back after the call (XLA_FFI_DeviceMemory_Free), results against a
+// float64 model of CANN's formula (the fake computes what a real Ascend does,
+// not this package's kernel: tests/ascend_fake/cann_reference.h), and every way the call can fail as the
+// ffi::Error XLA would raise. The thread that calls the handler first makes device 0 current with
+// aclrtSetDevice, as a PJRT plugin does before it runs a program.
 //
 // ctest points the process at a fake install (--ascend_home_path, see main).
 // TEST(ascend_handler, ...) runs once per fake chip ($JAX_ASCEND_SILU_FAKE_CHIP,
@@ -16,6 +17,7 @@
 // without an operator library. Host memory stands in for device memory.
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,7 @@
 
 #include "ascend/cann.h"
 #include "ascend/cann_loader.h"
+#include "cann_reference.h"
 #include "fake_cann.h"
 #include "ffi_harness.h"
 #include "handler_test_util.h"
@@ -76,13 +79,8 @@ void ResetFake(fake_cann::Faults faults = {}) {
 }
 
 // Resets the fake (with `faults`), makes device 0 current as a plugin does,
-// calls the handler.
-AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& faults = {},
-                     Options options = Plugin()) {
-  AscendRun r{Contiguous(t, s.grad_output), Contiguous(t, s.self), Contiguous(t, s.grad_input), {}, {}};
-  jas::test::Rng rng(3);
-  jas::test::FillRandom(r.grad_output, rng, 2.0);
-  jas::test::FillRandom(r.self, rng, 6.0);
+// calls the handler on r's operands.
+void RunHandlerOn(AscendRun& r, const fake_cann::Faults& faults = {}, Options options = Plugin()) {
   ResetFake(faults);
   SetDevice(0);
   Context context(options);
@@ -90,7 +88,18 @@ AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& fault
   Operands(frame, r.grad_output, r.self, r.grad_input);
   r.outcome = Call(&JaxAscendSiluGradAscend, frame);
   r.log = context.log();
-  ExpectCleanCall(context, DtypeName(t) + std::string(" ") + ToString(s));
+  ExpectCleanCall(context, DtypeName(r.grad_input.dtype) + std::string(" ") +
+                               ToString(Shapes{r.grad_output.dims, r.self.dims, r.grad_input.dims}));
+}
+
+// RunHandlerOn, on random operands of the shapes `s`.
+AscendRun RunHandler(DataType t, const Shapes& s, const fake_cann::Faults& faults = {},
+                     Options options = Plugin()) {
+  AscendRun r{Contiguous(t, s.grad_output), Contiguous(t, s.self), Contiguous(t, s.grad_input), {}, {}};
+  jas::test::Rng rng(3);
+  jas::test::FillRandom(r.grad_output, rng, 2.0);
+  jas::test::FillRandom(r.self, rng, 6.0);
+  RunHandlerOn(r, faults, options);
   return r;
 }
 
@@ -128,13 +137,34 @@ void ExpectWorkspaceRoundTrip(const AscendRun& r, const std::string& what) {
   }
 }
 
+// The results are CANN's formula of the operands (broadcast to grad_input's
+// dims), element by element, and nothing outside grad_input's view (its
+// canaries included) was written.
+void CheckAgainstCann(const Operand& grad_output, const Operand& self, const Operand& grad_input,
+                      const std::string& what) {
+  int failures = 0;
+  jas::test::ForEachIndex(grad_input.dims, [&](const Dims& idx) {
+    const double g = grad_output.Value(grad_output.Locate(idx)), x = self.Value(self.Locate(idx));
+    std::string why;
+    if (!cann_reference::Matches(grad_input.dtype, g, x, grad_input.Value(grad_input.Locate(idx)), &why) &&
+        ++failures <= 5) {
+      ADD_FAILURE() << what << ": element " << jas::test::ToString(idx) << ": " << why;
+    }
+  });
+  EXPECT_EQ(failures, 0) << what;
+  for (int64_t i = jas::test::Numel(grad_input.dims); i < grad_input.StorageSize(); ++i) {
+    EXPECT_EQ(grad_input.Bits(i), jas::test::Sentinel(grad_input.dtype))
+        << what << ": canary " << i << " written";
+  }
+}
+
 bool Refuses(Chip chip, DataType t) { return chip == Chip::k910A && t == DataType::kBFloat16; }
 
 // A broadcast self: a workspace on every chip the fake models (the view made
 // contiguous on 910A/910B; the 950 tiling's own bytes).
 const Shapes kBroadcastSelf = {{3, 4}, {4}, {3, 4}};
 
-TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shape) {
+TEST(ascend_handler, results_are_canns_formula_on_every_dtype_and_shape) {
   const Chip chip = fake_cann::CurrentChip();
   for (DataType t : kTypes) {
     for (const Shapes& s : EveryShape()) {
@@ -159,7 +189,7 @@ TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shap
         EXPECT_TRUE(Untouched(r.grad_input)) << what;
       } else {
         ASSERT_TRUE(r.outcome.ok) << what << ": " << CodeName(r.outcome.code) << " " << r.outcome.message;
-        jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, what);  // canaries included
+        CheckAgainstCann(r.grad_output, r.self, r.grad_input, what);  // canaries included
         const fake_cann::Record& c = fake_cann::Calls();
         EXPECT_EQ(c.phase2_calls, 1) << what;
         EXPECT_EQ(c.stream, kStream) << what;
@@ -168,6 +198,25 @@ TEST(ascend_handler, results_match_the_float64_reference_on_every_dtype_and_shap
       EXPECT_EQ(r.log.stream_gets, 1) << what;
       EXPECT_TRUE(NoCannLeaks()) << what;
     }
+  }
+}
+
+// CANN's formula at x = +-inf is 0*inf: what a real Ascend returns there,
+// and what reaches JAX (the CPU and CUDA backends return the limits).
+TEST(ascend_handler, an_infinite_self_gives_nan_as_on_a_real_ascend) {
+  for (DataType t : kTypes) {
+    if (Refuses(fake_cann::CurrentChip(), t)) continue;
+    AscendRun r{Contiguous(t, {4}), Contiguous(t, {4}), Contiguous(t, {4}), {}, {}};
+    const float xs[4] = {INFINITY, -INFINITY, 1.0f, -1.0f};
+    for (int64_t i = 0; i < 4; ++i) {
+      r.grad_output.SetBits(i, jas::test::FromFloat(t, 2.0f));
+      r.self.SetBits(i, jas::test::FromFloat(t, xs[i]));
+    }
+    RunHandlerOn(r);
+    ASSERT_TRUE(r.outcome.ok) << DtypeName(t) << ": " << r.outcome.message;
+    EXPECT_TRUE(std::isnan(r.grad_input.Value(0)) && std::isnan(r.grad_input.Value(1))) << DtypeName(t);
+    CheckAgainstCann(r.grad_output, r.self, r.grad_input, DtypeName(t));
+    EXPECT_TRUE(NoCannLeaks());
   }
 }
 
@@ -189,7 +238,7 @@ TEST(ascend_handler, broadcast_operands_reach_cann_as_the_chip_takes_them) {
   EXPECT_EQ(c.created[1].storage_dims, (Dims{3, 1}));
   EXPECT_EQ(c.created[0].data, static_cast<void*>(r.grad_output.bytes.data()));
   EXPECT_EQ(c.created[2].data, static_cast<void*>(r.grad_input.bytes.data()));
-  jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, "broadcast");
+  CheckAgainstCann(r.grad_output, r.self, r.grad_input, "broadcast");
   ExpectWorkspaceRoundTrip(r, "broadcast");
   EXPECT_TRUE(NoCannLeaks());
 }
@@ -202,7 +251,7 @@ TEST(ascend_handler, the_workspace_phase_one_asks_for_comes_from_xla_and_goes_ba
     ASSERT_GT(fake_cann::Calls().planned_workspace, uint64_t{0})
         << "the fake's phase 1 asked for no workspace for a broadcast self; this test needs one";
     ExpectWorkspaceRoundTrip(r, DtypeName(t));
-    jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, DtypeName(t));
+    CheckAgainstCann(r.grad_output, r.self, r.grad_input, DtypeName(t));
     EXPECT_TRUE(NoCannLeaks());
   }
 }
@@ -224,7 +273,7 @@ TEST(ascend_handler, a_zero_workspace_is_not_asked_of_xla) {
     EXPECT_EQ(c.workspace_size, uint64_t{0});
   }
   ExpectWorkspaceRoundTrip(r, "contiguous");
-  jas::test::CheckAgainstReference(r.grad_output, r.self, r.grad_input, "contiguous");
+  CheckAgainstCann(r.grad_output, r.self, r.grad_input, "contiguous");
   EXPECT_TRUE(NoCannLeaks());
 }
 
@@ -432,7 +481,7 @@ TEST(ascend_handler_devices, each_thread_gets_the_chip_of_its_current_device) {
     EXPECT_EQ(c.phase1_device, device);
     ASSERT_EQ(c.created.size(), size_t{3});
     EXPECT_EQ(c.created[0].dims, broadcasts ? (Dims{4}) : (Dims{3, 4})) << "device " << device;
-    jas::test::CheckAgainstReference(g, x, out, "device " + std::to_string(device));
+    CheckAgainstCann(g, x, out, "device " + std::to_string(device));
     ExpectCleanCall(context, "device " + std::to_string(device));
     EXPECT_TRUE(NoCannLeaks());
   }
@@ -486,7 +535,7 @@ TEST(ascend_handler, attributes_in_the_frame_are_ignored) {
   Operands(frame, g, x, out).Attr("mode", std::string("unused")).Attr("axis", int64_t{-1});
   const Outcome o = Call(&JaxAscendSiluGradAscend, frame);
   ASSERT_TRUE(o.ok) << o.message;
-  jas::test::CheckAgainstReference(g, x, out, "with attributes");
+  CheckAgainstCann(g, x, out, "with attributes");
   ExpectCleanCall(context, "with attributes");
   EXPECT_TRUE(NoCannLeaks());
 }

@@ -12,16 +12,16 @@
 namespace jas::test {
 namespace {
 
-struct Three {
+struct Operands {
   Operand go, x, gi;
 };
 
-Three Make(DataType t, const Dims& g, const Dims& x, const Dims& out) {
+Operands Make(DataType t, const Dims& g, const Dims& x, const Dims& out) {
   return {Contiguous(t, g), Contiguous(t, x), Contiguous(t, out)};
 }
 
 // Phase 1 only. On failure *executor must stay null and nothing may leak.
-Status Plan(Three& c, uint64_t* bytes = nullptr) {
+Status Plan(Operands& c, uint64_t* bytes = nullptr) {
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
@@ -38,27 +38,52 @@ Status Plan(Three& c, uint64_t* bytes = nullptr) {
   return s;
 }
 
-TEST(status, names) {
-  EXPECT_EQ(std::string(StatusName(kSuccess)), "ACLNN_SUCCESS");
-  EXPECT_EQ(std::string(StatusName(kErrParamNullptr)), "ACLNN_ERR_PARAM_NULLPTR");
-  EXPECT_EQ(std::string(StatusName(kErrParamInvalid)), "ACLNN_ERR_PARAM_INVALID");
-  EXPECT_EQ(std::string(StatusName(kErrInnerCreateExecutor)), "ACLNN_ERR_INNER_CREATE_EXECUTOR");
-  EXPECT_EQ(std::string(StatusName(kErrInnerNullptr)), "ACLNN_ERR_INNER_NULLPTR");
-  EXPECT_EQ(std::string(StatusName(12345)), "ACLNN_ERR_UNKNOWN");
-  EXPECT_EQ(kErrParamNullptr, 161001);
-  EXPECT_EQ(kErrParamInvalid, 161002);
-  EXPECT_EQ(kErrInnerCreateExecutor, 561101);
-  EXPECT_EQ(kErrInnerNullptr, 561103);
+// What each kind of call returns, against aclnn's return-code table
+// (ops-nn's aclnnSiluBackward.md: ACLNN_ERR_PARAM_NULLPTR 161001 for a null
+// tensor, ACLNN_ERR_PARAM_INVALID 161002 for an unsupported dtype; 561101
+// ACLNN_ERR_INNER_CREATE_EXECUTOR is opbase's): the numbers and names the
+// FFI layer and the Ascend glue pass on, where the caller may compare them
+// with CANN's.
+TEST(status, each_outcome_has_aclnns_number_and_name) {
+  Operands ok = Make(DataType::kFloat32, {3}, {3}, {3});
+  const TensorDesc go = ok.go.Desc(), x = ok.x.Desc(), gi = ok.gi.Desc();
+  TensorDesc wide = gi;
+  wide.dtype = static_cast<DataType>(11);  // ACL_DOUBLE
+  uint64_t ws = 0;
+  SiluGradExecutor* e = nullptr;
+  const Status success = Plan(ok);
+  const Status null_tensor = SiluGradGetWorkspaceSize(nullptr, &x, &gi, &ws, &e);
+  const Status bad_dtype = SiluGradGetWorkspaceSize(&go, &x, &wide, &ws, &e);
+  FailAllocation(1);
+  const Status no_executor = SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e);
+  FailAllocation(0);
+  EXPECT_TRUE(e == nullptr);
+  const struct {
+    Status got;
+    int32_t number;
+    const char* name;
+  } cases[] = {
+      {success, 0, "ACLNN_SUCCESS"},
+      {null_tensor, 161001, "ACLNN_ERR_PARAM_NULLPTR"},
+      {bad_dtype, 161002, "ACLNN_ERR_PARAM_INVALID"},
+      {no_executor, 561101, "ACLNN_ERR_INNER_CREATE_EXECUTOR"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.got, c.number) << c.name;
+    EXPECT_EQ(std::string(StatusName(c.got)), c.name);
+    EXPECT_EQ(IsCallerError(c.got), c.number / 1000 == 161) << c.name;  // 161xxx: the caller's mistake
+  }
+  EXPECT_EQ(std::string(StatusName(12345)), "ACLNN_ERR_UNKNOWN");  // a status no table names
 }
 
 TEST(status, valid_call_succeeds) {
-  Three c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
+  Operands c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
   EXPECT_EQ(Plan(c), kSuccess);
   EXPECT_EQ(Compute(c.go, c.x, c.gi), kSuccess);
 }
 
 TEST(status, null_tensor_or_out_pointer_is_161001) {
-  Three c = Make(DataType::kFloat32, {3}, {3}, {3});
+  Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 7;
   SiluGradExecutor* e = nullptr;
@@ -76,7 +101,7 @@ TEST(status, null_tensor_or_out_pointer_is_161001) {
 
 TEST(status, null_dims_with_positive_rank_is_161001) {
   for (int which = 0; which < 3; ++which) {
-    Three c = Make(DataType::kFloat16, {2, 3}, {2, 3}, {2, 3});
+    Operands c = Make(DataType::kFloat16, {2, 3}, {2, 3}, {2, 3});
     TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
     d[which].dims = nullptr;
     uint64_t ws = 0;
@@ -86,7 +111,7 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
     EXPECT_TRUE(e == nullptr);
   }
   // Rank 0 needs no dims.
-  Three c = Make(DataType::kFloat16, {}, {}, {});
+  Operands c = Make(DataType::kFloat16, {}, {}, {});
   TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
   for (TensorDesc& t : d) t.dims = nullptr;
   uint64_t ws = 1;
@@ -98,7 +123,7 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
 
 TEST(status, null_data_at_phase_two_is_161001) {
   for (int which = 0; which < 3; ++which) {
-    Three c = Make(DataType::kBFloat16, {4}, {4}, {4});
+    Operands c = Make(DataType::kBFloat16, {4}, {4}, {4});
     TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
     d[which].data = nullptr;  // allowed in phase 1
     uint64_t ws = 0;
@@ -109,7 +134,7 @@ TEST(status, null_data_at_phase_two_is_161001) {
     EXPECT_EQ(LiveAllocations(), live);  // the run-once executor was released anyway
   }
   // Data set late through SetData is fine.
-  Three c = Make(DataType::kBFloat16, {4}, {4}, {4});
+  Operands c = Make(DataType::kBFloat16, {4}, {4}, {4});
   TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
   for (TensorDesc& t : d) t.data = nullptr;
   uint64_t ws = 0;
@@ -120,7 +145,7 @@ TEST(status, null_data_at_phase_two_is_161001) {
 }
 
 TEST(status, null_workspace_of_nonzero_size_is_161001) {
-  Three c = Make(DataType::kFloat32, {4, 8}, {8}, {4, 8});
+  Operands c = Make(DataType::kFloat32, {4, 8}, {8}, {4, 8});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
@@ -143,7 +168,7 @@ TEST(status, null_executor_is_161001) {
 TEST(status, unsupported_dtype_is_161002) {
   for (int32_t code : {11 /*ACL_DOUBLE*/, 3 /*ACL_INT32*/, -1, 28}) {
     for (int which = 0; which < 3; ++which) {
-      Three c = Make(DataType::kFloat32, {3}, {3}, {3});
+      Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
       Operand* ops[] = {&c.go, &c.x, &c.gi};
       for (Operand* op : ops) op->dtype = static_cast<DataType>(code);  // all alike ...
       EXPECT_TRUE(Plan(c) == kErrParamInvalid) << "dtype " << code << " everywhere";
@@ -159,7 +184,7 @@ TEST(status, mixed_dtypes_are_161002) {
     for (DataType b : kTypes) {
       if (a == b) continue;
       for (int which = 0; which < 3; ++which) {
-        Three c = Make(a, {5}, {5}, {5});
+        Operands c = Make(a, {5}, {5}, {5});
         Operand* ops[] = {&c.go, &c.x, &c.gi};
         ops[which]->dtype = b;  // the descriptor says b; storage size is irrelevant to phase 1
         EXPECT_TRUE(Plan(c) == kErrParamInvalid)
@@ -179,7 +204,7 @@ TEST(status, shapes_that_do_not_broadcast_are_161002) {
       {{0}, {2}, {0}},                 // 0 vs 2 is not a broadcast either
   };
   for (const auto& k : cases) {
-    Three c = Make(DataType::kFloat32, k.g, k.x, k.out);
+    Operands c = Make(DataType::kFloat32, k.g, k.x, k.out);
     EXPECT_TRUE(Plan(c) == kErrParamInvalid) << ToString(k.g) << " with " << ToString(k.x);
   }
 }
@@ -197,7 +222,7 @@ TEST(status, output_shape_other_than_the_broadcast_is_161002) {
       {{0, 3}, {3}, {1, 3}},        // empty broadcast shape, non-empty output
   };
   for (const auto& k : cases) {
-    Three c = Make(DataType::kFloat16, k.g, k.x, k.out);
+    Operands c = Make(DataType::kFloat16, k.g, k.x, k.out);
     EXPECT_TRUE(Plan(c) == kErrParamInvalid)
         << ToString(k.g) << " with " << ToString(k.x) << " into " << ToString(k.out);
   }
@@ -205,16 +230,16 @@ TEST(status, output_shape_other_than_the_broadcast_is_161002) {
 
 TEST(status, rank_above_eight_is_161002) {
   const Dims nine(9, 1), eight(8, 1);
-  Three ok = Make(DataType::kFloat32, eight, eight, eight);
+  Operands ok = Make(DataType::kFloat32, eight, eight, eight);
   EXPECT_EQ(Plan(ok), kSuccess);
-  Three all = Make(DataType::kFloat32, nine, nine, nine);
+  Operands all = Make(DataType::kFloat32, nine, nine, nine);
   EXPECT_EQ(Plan(all), kErrParamInvalid);
-  Three g9 = Make(DataType::kFloat32, nine, eight, nine);
+  Operands g9 = Make(DataType::kFloat32, nine, eight, nine);
   EXPECT_EQ(Plan(g9), kErrParamInvalid);
-  Three x9 = Make(DataType::kFloat32, {1}, nine, nine);
+  Operands x9 = Make(DataType::kFloat32, {1}, nine, nine);
   EXPECT_EQ(Plan(x9), kErrParamInvalid);
   // Rank 9 with null dims is still invalid, not a null-pointer error.
-  Three c = Make(DataType::kFloat32, {}, {}, {});
+  Operands c = Make(DataType::kFloat32, {}, {}, {});
   TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   gi.rank = 9;
   uint64_t ws = 0;
@@ -228,7 +253,7 @@ TEST(status, rank_above_eight_is_161002) {
 TEST(status, negative_dims_strides_offset_or_storage_are_161002) {
   for (int which = 0; which < 3; ++which) {
     for (int field = 0; field < 4; ++field) {
-      Three c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
+      Operands c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
       Operand* ops[] = {&c.go, &c.x, &c.gi};
       Operand* op = ops[which];
       switch (field) {
@@ -246,7 +271,7 @@ TEST(status, views_past_their_storage_are_161002) {
   // A (2, 3) view with strides (4, 1) and offset 2 ends at element 2 + 4 + 2 = 8.
   for (int which = 0; which < 3; ++which) {
     for (int64_t storage : {int64_t{9}, int64_t{8}}) {
-      Three c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
+      Operands c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
       Operand* ops[] = {&c.go, &c.x, &c.gi};
       Operand* op = ops[which];
       op->strides = {4, 1};
@@ -257,21 +282,21 @@ TEST(status, views_past_their_storage_are_161002) {
     }
   }
   // Implied row-major strides are bounded too.
-  Three c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
+  Operands c = Make(DataType::kFloat32, {2, 3}, {2, 3}, {2, 3});
   c.x.null_strides = true;
   EXPECT_EQ(Plan(c), kSuccess);
   c.x.storage_numel = 5;
   EXPECT_EQ(Plan(c), kErrParamInvalid);
   // Element counts or extents that overflow int64 are rejected, not wrapped.
   // (2^32 * 2^32 would wrap to 0, an empty tensor.)
-  Three big = Make(DataType::kFloat32, {}, {}, {});
+  Operands big = Make(DataType::kFloat32, {}, {}, {});
   for (Operand* op : {&big.go, &big.x, &big.gi}) {
     op->dims = {int64_t{1} << 32, int64_t{1} << 32};
     op->null_strides = true;
     op->storage_numel = INT64_MAX;
   }
   EXPECT_EQ(Plan(big), kErrParamInvalid);
-  Three far = Make(DataType::kFloat32, {3}, {3}, {3});
+  Operands far = Make(DataType::kFloat32, {3}, {3}, {3});
   far.x.strides = {int64_t{1} << 62};  // 2 steps of 2^62 pass INT64_MAX
   far.x.storage_numel = INT64_MAX;
   EXPECT_EQ(Plan(far), kErrParamInvalid);
@@ -279,7 +304,7 @@ TEST(status, views_past_their_storage_are_161002) {
   far.x.offset = INT64_MAX;
   EXPECT_EQ(Plan(far), kErrParamInvalid);
   // Huge strides that stay inside a huge storage are planned without overflow.
-  Three huge = Make(DataType::kFloat32, {2, 2}, {2, 2}, {2, 2});
+  Operands huge = Make(DataType::kFloat32, {2, 2}, {2, 2}, {2, 2});
   huge.x.strides = {1, int64_t{1} << 62};
   huge.x.storage_numel = INT64_MAX;
   huge.gi.strides = {int64_t{1} << 61, int64_t{1} << 62};
@@ -301,13 +326,13 @@ TEST(status, overlapping_output_is_161002) {
       {{1, 4}, {0, 1}, kSuccess},            // a size-1 dim may have any stride
   };
   for (const auto& k : cases) {
-    Three c = Make(DataType::kFloat32, k.dims, k.dims, k.dims);
+    Operands c = Make(DataType::kFloat32, k.dims, k.dims, k.dims);
     c.gi.strides = k.strides;
     c.gi.storage_numel = 64;
     EXPECT_TRUE(Plan(c) == k.want) << "output strides " << ToString(k.strides);
   }
   // Inputs may overlap themselves (a stride-0 view broadcasts).
-  Three c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
+  Operands c = Make(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4});
   c.x.strides = {0, 1};
   c.go.strides = {1, 1};
   EXPECT_EQ(Plan(c), kSuccess);
@@ -315,7 +340,7 @@ TEST(status, overlapping_output_is_161002) {
 
 TEST(status, workspace_too_small_is_161002) {
   for (DataType t : kTypes) {
-    Three c = Make(t, {4, 8}, {8}, {4, 8});
+    Operands c = Make(t, {4, 8}, {8}, {4, 8});
     const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
     uint64_t ws = 0;
     SiluGradExecutor* e = nullptr;
@@ -329,7 +354,7 @@ TEST(status, workspace_too_small_is_161002) {
 }
 
 TEST(status, bad_isa_or_chunk_size_is_161002) {
-  Three c = Make(DataType::kFloat32, {3}, {3}, {3});
+  Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
   SiluGradExecutor* e = nullptr;
@@ -345,7 +370,7 @@ TEST(status, bad_isa_or_chunk_size_is_161002) {
 }
 
 TEST(status, executor_allocation_failure_is_561101) {
-  Three c = Make(DataType::kFloat32, {3}, {3}, {3});
+  Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 5;
   SiluGradExecutor* e = nullptr;
@@ -360,7 +385,7 @@ TEST(status, executor_allocation_failure_is_561101) {
 TEST(status, phase_two_allocation_failure_is_561101) {
   // With helpers, phase 2 allocates its shared work state first.
   Rng rng(7);
-  Three c = Make(DataType::kFloat32, {64, 1024}, {64, 1024}, {64, 1024});
+  Operands c = Make(DataType::kFloat32, {64, 1024}, {64, 1024}, {64, 1024});
   FillRandom(c.go, rng, 1.0);
   FillRandom(c.x, rng, 4.0);
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
@@ -382,7 +407,7 @@ TEST(status, helper_allocation_failure_still_succeeds) {
   // A helper that cannot be set up leaves its share to the calling thread.
   Rng rng(8);
   for (int64_t nth : {2, 3}) {
-    Three c = Make(DataType::kFloat16, {64, 1000}, {64, 1000}, {64, 1000});
+    Operands c = Make(DataType::kFloat16, {64, 1000}, {64, 1000}, {64, 1000});
     FillRandom(c.go, rng, 1.0);
     FillRandom(c.x, rng, 4.0);
     FillSentinel(c.gi);
@@ -403,7 +428,7 @@ TEST(status, helper_allocation_failure_still_succeeds) {
 
 // 561103 (internal null pointer) is returned when an executor's kernel table
 // is missing; SiluGradSetIsa refuses every ISA that could lead there, so the
-// public API cannot reach it (the name is covered in status.names).
+// public API cannot reach it.
 
 }  // namespace
 }  // namespace jas::test
