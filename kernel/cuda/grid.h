@@ -139,11 +139,16 @@ struct BroadcastLayout {
   int64_t chunks = 1;  // per row
   FastDivmod chunk_div;
   int64_t items = 0;
-  // Every item whole, and each operand read or written with one 16-byte
-  // access (inner stride 1, every row start 16-byte aligned) or one element
-  // for all (inner stride 0; gradInput is never broadcast).
+  // Every item whole, and each operand read or written with 16-byte accesses
+  // (inner stride 1, every row start 16-byte aligned) or one element for all
+  // (inner stride 0; gradInput is never broadcast).
   bool vector = false;
 };
+
+// Elements per item of the broadcast kernel: two 16-byte vectors' worth, so
+// that each item's index arithmetic is spread over as many elements as a
+// pass of the flat kernel computes.
+inline int64_t BroadcastWidth(DataType t) { return 32 / ElementBytes(t); }
 
 inline BroadcastLayout MakeBroadcastLayout(const SiluGradCudaExecutor& e, int64_t width) {
   const StridedLoop& loop = e.loop;
@@ -166,13 +171,14 @@ inline BroadcastLayout MakeBroadcastLayout(const SiluGradCudaExecutor& e, int64_
     l.chunk_div = FastDivmod::Make(static_cast<uint32_t>(l.chunks));
   }
   const int64_t elem = ElementBytes(e.dtype);
+  const int64_t per16 = 16 / elem;
   const void* data[3] = {e.grad_output, e.self, e.grad_input};
-  l.vector = width > 1 && l.inner % width == 0 && l.inner_strides[2] == 1;
+  l.vector = width % per16 == 0 && l.inner % width == 0 && l.inner_strides[2] == 1;
   for (int op = 0; op < 3 && l.vector; ++op) {
     if (l.inner_strides[op] == 0) continue;
     l.vector = l.inner_strides[op] == 1 &&
                (reinterpret_cast<uintptr_t>(data[op]) + static_cast<uintptr_t>(e.offsets[op] * elem)) % 16 == 0;
-    for (int64_t d = 0; d < last && l.vector; ++d) l.vector = l.outer_strides[op][d] % width == 0;
+    for (int64_t d = 0; d < last && l.vector; ++d) l.vector = l.outer_strides[op][d] % per16 == 0;
   }
   return l;
 }

@@ -5,7 +5,7 @@
 //  - contiguous operands: one flat grid-stride loop with 16-byte loads and
 //    stores (4 float32 or 8 half values), two vectors per thread and pass, the
 //    next pass's loaded before this one's are computed, then the tail;
-//  - anything else (broadcast, strided): items of up to 16 bytes' worth of
+//  - anything else (broadcast, strided): items of up to 32 bytes' worth of
 //    consecutive elements of a row, each item's offsets from its index by
 //    precomputed division; 16-byte accesses where the row is contiguous.
 // The arithmetic is silu_grad_math.h over simd::PackLane: one warp decides
@@ -224,42 +224,50 @@ __global__ void __launch_bounds__(kThreads)
   using E = Dev<T>;
   using S = typename E::S;
   constexpr int kVec = 16 / sizeof(S);
+  constexpr int kWidth = 2 * kVec;  // BroadcastWidth
   const S* in[2] = {g, x};
   BroadcastWalk<kWide>(ThisThread(), l, [&](const int64_t* o, int64_t count) {
     if (l.vector) {  // the same for every item: no divergence
-      Vec16 v[2];
+      uint32_t w[2][8];
 #pragma unroll
       for (int op = 0; op < 2; ++op) {
         if (l.inner_strides[op] == 1) {
-          v[op] = Load16<true>(in[op] + o[op]);
+          const Vec16 a = Load16<true>(in[op] + o[op]), b = Load16<true>(in[op] + o[op] + kVec);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            w[op][k] = a.w[k];
+            w[op][4 + k] = b.w[k];
+          }
         } else {  // one element for the whole item
           const S s = in[op][o[op]];
-          uint32_t w;
+          uint32_t v;
           if constexpr (E::kPerWord == 1) {
-            w = __float_as_uint(s);
+            v = __float_as_uint(s);
           } else {
-            w = uint32_t{s} | uint32_t{s} << 16;
+            v = uint32_t{s} | uint32_t{s} << 16;
           }
-          v[op].raw = make_uint4(w, w, w, w);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) w[op][k] = v;
         }
       }
-      Vec16 r;
-      GradWords<T, 4>(v[0].w, v[1].w, r.w);
-      Store16<true>(out + o[2], r);
+      uint32_t r[8];
+      GradWords<T, 8, T == DataType::kFloat32 ? 1 : 2>(w[0], w[1], r);
+      Store16<true>(out + o[2], Vec16{.w = {r[0], r[1], r[2], r[3]}});
+      Store16<true>(out + o[2] + kVec, Vec16{.w = {r[4], r[5], r[6], r[7]}});
       return;
     }
-    S a[kVec] = {}, b[kVec] = {};  // lanes past `count` compute zeros, never stored
+    S a[kWidth] = {}, b[kWidth] = {};  // lanes past `count` compute zeros, never stored
     for (int k = 0; k < count; ++k) {
       a[k] = g[o[0] + k * l.inner_strides[0]];
       b[k] = x[o[1] + k * l.inner_strides[1]];
     }
-    float gf[kVec], xf[kVec], rf[kVec];
+    float gf[kWidth], xf[kWidth], rf[kWidth];
 #pragma unroll
-    for (int k = 0; k < kVec; ++k) {
+    for (int k = 0; k < kWidth; ++k) {
       gf[k] = E::Load1(a[k]);
       xf[k] = E::Load1(b[k]);
     }
-    Grad<T, kVec>(gf, xf, rf);
+    Grad<T, kWidth>(gf, xf, rf);
     for (int k = 0; k < count; ++k) out[o[2] + k * l.inner_strides[2]] = E::Store1(rf[k]);
   });
 }
@@ -363,7 +371,7 @@ cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
     return alias ? LaunchFlat<T, false, true>(stream, g, x, out, e.numel)
                  : LaunchFlat<T, false, false>(stream, g, x, out, e.numel);
   }
-  const BroadcastLayout l = MakeBroadcastLayout(e, 16 / sizeof(S));
+  const BroadcastLayout l = MakeBroadcastLayout(e, BroadcastWidth(T));
   if (l.items < kFastIndexLimit) {
     constexpr auto kKernel = &BroadcastKernel<T, false>;
     return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);

@@ -28,7 +28,7 @@ namespace jas::simd {
 struct ExpPairs {
   float2 v[32];
 };
-constexpr ExpPairs MakeExpPairs() {
+__host__ __device__ constexpr ExpPairs MakeExpPairs() {
   ExpPairs p{};
   for (int j = 0; j < 32; ++j) p.v[j] = float2{math::kExpTable[j], math::kExpTableDelta[j]};
   return p;

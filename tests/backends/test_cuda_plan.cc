@@ -207,7 +207,7 @@ constexpr jas::cuda::DeviceShape kH200{132, 2};
 void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   const Plan p = CudaPlan(g, x, out);
   ASSERT_TRUE(p.status == jas::kSuccess);
-  for (int64_t width : {1, 4, 8}) {
+  for (int64_t width : {1, 4, 8, 16}) {
     const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(p.plan, width);
     std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
     int64_t visits = 0;
@@ -319,7 +319,7 @@ TEST(cuda_plan, grids_fill_the_device_and_stay_within_the_work) {
 
 // vmap over 4 cotangents with a shared x: g (4, 2^24), x (1, 2^24). The old
 // walk launched one block per 256 rows (4 rows: one block); this one fills
-// the device and splits the rows into 16-byte items, each written once.
+// the device and splits the rows into 32-byte items, each written once.
 TEST(cuda_plan, broadcast_of_four_long_rows_fills_the_device) {
   const int64_t n = int64_t{1} << 24;
   for (jas::DataType t : jas::test::kTypes) {
@@ -329,7 +329,7 @@ TEST(cuda_plan, broadcast_of_four_long_rows_fills_the_device) {
     const Plan p = CudaPlan(g, x, out);
     ASSERT_EQ(p.status, jas::kSuccess);
     ASSERT_FALSE(p.plan.contiguous);
-    const int64_t width = 16 / jas::ElementBytes(t);
+    const int64_t width = jas::cuda::BroadcastWidth(t);
     const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(p.plan, width);
     EXPECT_TRUE(l.vector) << jas::DtypeName(t);
     EXPECT_EQ(l.items, 4 * n / width);
@@ -427,7 +427,7 @@ std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64
     }
     return writes;
   }
-  const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(plan, 16 / eb);
+  const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(plan, jas::cuda::BroadcastWidth(plan.dtype));
   const int64_t grid = blocks > 0 ? blocks : jas::cuda::BroadcastLaunch(l, kH200);
   for (int64_t b = 0; b < grid; ++b) {
     for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
