@@ -12,9 +12,11 @@ shortest cycle through a loop head that issues as many 16-byte loads as the
 16-byte stores it needs (two per store), calls nothing, and so takes every
 "does any lane need the rare path" test's fast branch. Its instruction count
 over the elements its stores write is the result ("fast"). "rare" is the
-cheapest cycle that calls a rare-path function (one with a warp vote of its
-own) plus that function's shortest path to its return: a warp with a lane off
-the fast path pays at least that.
+cheapest such cycle through a call of a rare-path function (one with a warp
+vote, itself or in a function it calls), each call costing its cheapest path
+to its return: a warp with a lane off the fast path pays at least that.
+Kernels that load element by element (the earlier broadcast walk, --legacy)
+are counted on their element-wide loads and stores instead.
 
 Model (issue-bound, no stalls): an H200 has 132 SMs, each with 4 schedulers
 issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
+import heapq
 import pathlib
 import re
 import shutil
@@ -181,23 +183,42 @@ def shortest_cycle(insns, succ, head, nbytes, must=None):
     return best
 
 
-def callee(insns, succ, start) -> tuple[int | None, bool]:
-    """The shortest path from start to a RET calling nothing, and whether the function has a warp vote."""
+def call_target(insns, index, i) -> int | None:
+    m = TARGET.search(insns[i][1].split("CALL", 1)[1])
+    return index.get(int(m.group(1), 16)) if m else None
+
+
+def callee(insns, succ, index, start, active=frozenset()) -> tuple[int | None, bool]:
+    """The cheapest path from start to a RET (the calls on it costing their own cheapest paths), and
+    whether the function or one it calls has a warp vote."""
+    active = active | {start}
     dist = {start: 1}
-    queue = collections.deque([start])
+    queue = [(1, start)]
     shortest = None
     voting = False
     while queue:
-        i = queue.popleft()
+        d, i = heapq.heappop(queue)
+        if d > dist.get(i, d):
+            continue
         op = opcode(insns[i][1])
         voting = voting or op.startswith("VOTE")
         if op.startswith("RET"):
-            shortest = dist[i] if shortest is None else min(shortest, dist[i])
+            shortest = d if shortest is None else min(shortest, d)
             continue
         for j in succ[i]:
-            if j not in dist and not opcode(insns[j][1]).startswith("CALL"):
-                dist[j] = dist[i] + 1
-                queue.append(j)
+            cost = 1
+            if opcode(insns[j][1]).startswith("CALL"):
+                target = call_target(insns, index, j)
+                if target is None or target in active:
+                    continue
+                inner, inner_voting = callee(insns, succ, index, target, active)
+                voting = voting or inner_voting
+                if inner is None:
+                    continue
+                cost += inner
+            if d + cost < dist.get(j, float("inf")):
+                dist[j] = d + cost
+                heapq.heappush(queue, (d + cost, j))
     return shortest, voting
 
 
@@ -221,11 +242,10 @@ def measure(insns: list[tuple[int, str]], elem_bytes: int):
     for i, (_, text) in enumerate(insns):
         if not opcode(text).startswith("CALL"):
             continue
-        m = TARGET.search(text.split("CALL", 1)[1])
-        entry = index.get(int(m.group(1), 16)) if m else None
+        entry = call_target(insns, index, i)
         if entry is None:
             continue
-        body, voting = callee(insns, succ, entry)
+        body, voting = callee(insns, succ, index, entry)
         if not voting or body is None:  # the division's slow path, not a rare path
             continue
         cyc = shortest_cycle(insns, succ, fast[2][0], nbytes, must=i)

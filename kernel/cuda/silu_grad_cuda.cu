@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "common/silu_grad_math.h"
 #include "cuda/executor.h"
@@ -190,10 +191,12 @@ __global__ void __launch_bounds__(kThreads)
     FlatKernel(const typename Dev<T>::S* g_in, const typename Dev<T>::S* x_in, typename Dev<T>::S* out_in,
                int64_t n) {
   using S = typename Dev<T>::S;
-  using P = const S* __restrict__;
-  P g = g_in;
-  P x = x_in;
-  S* __restrict__ out = out_in;
+  // Promised not to overlap only where they do not.
+  using In = std::conditional_t<kAlias, const S*, const S* __restrict__>;
+  using Out = std::conditional_t<kAlias, S*, S* __restrict__>;
+  const In g = g_in;
+  const In x = x_in;
+  const Out out = out_in;
   constexpr int kVec = 16 / sizeof(S);
   struct Loaded {
     Vec16 g, x;
