@@ -16,6 +16,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 
 #include "silu_grad.h"
 
@@ -33,18 +34,22 @@ Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorD
                                     const TensorDesc* grad_input, uint64_t* workspace_size,
                                     SiluGradCudaExecutor** executor);
 
-// Why phase 2 returned kErrRuntime: the CUDA error, and whether it was already
-// pending before the launch (earlier work failed) or came from the launch.
-struct CudaFailure {
-  cudaError_t error = cudaSuccess;
-  bool before_launch = false;
-};
-
-// Phase 2: enqueues the kernel on `stream` and returns without waiting. Always
-// releases the executor. A CUDA error returns kErrRuntime and, when `failure`
-// is not null, describes it there.
+// Phase 2: enqueues the kernel on `stream` (cudaLaunchKernelEx) and returns
+// without waiting. Always releases the executor. When the launch call returns
+// an error, returns kErrRuntime and, when `launch_error` is not null, puts the
+// launch's own return code there (which may also be a sticky error left by
+// earlier work on the device: the CUDA runtime reports those on any call).
 Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExecutor* executor,
-                       cudaStream_t stream, CudaFailure* failure);
+                       cudaStream_t stream, cudaError_t* launch_error);
+
+// Loads every kernel SiluGradCudaRun may launch into each visible device's
+// primary context (cudaFuncGetAttributes) and caches their occupancy, so
+// that no launch is the first use of a kernel (which loads its module, and
+// must not happen while a stream is captured into a CUDA graph). Leaves the
+// calling thread's current device as it was. Returns "" on success, else why
+// not (no driver, no device, ...); the launches still work without it when a
+// device appears later.
+std::string SiluGradCudaLoadKernels();
 
 // Releases an executor that will not be run (e.g. its workspace could not be had).
 Status SiluGradCudaDestroyExecutor(SiluGradCudaExecutor* executor);

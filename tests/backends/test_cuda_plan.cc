@@ -3,6 +3,7 @@
 // stride-0 dimensions; the kernels' grid loops (kernel/cuda/grid.h), run for
 // every thread of a simulated grid, must write every output element exactly
 // once with the CPU kernel's bits. Needs no GPU.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -196,39 +197,51 @@ int64_t BruteOffset(const Desc& d, const Dims& out_dims, const Dims& idx) {
   return off;
 }
 
-// Walks the plan exactly as StridedKernel does and checks every output element
-// is visited once, reading the inputs at the offsets NumPy broadcasting implies.
+// An H200 as the launches see it: 132 multiprocessors, and (for these
+// tests) two blocks of each kernel on each at once.
+constexpr jas::cuda::DeviceShape kH200{132, 2};
+
+// Walks the plan exactly as BroadcastKernel does, with a grid of one thread,
+// and checks every output element is visited once, reading the inputs at the
+// offsets NumPy broadcasting implies.
 void CheckWalk(const Desc& g, const Desc& x, const Desc& out) {
   const Plan p = CudaPlan(g, x, out);
   ASSERT_TRUE(p.status == jas::kSuccess);
-  const jas::cuda::Layout l = jas::cuda::MakeLayout(p.plan);
-  std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
-  int64_t visits = 0;
-  const jas::cuda::Thread one_thread;  // a grid of one thread walks everything
-  jas::cuda::StridedWalk(one_thread, l, [&](int64_t og, int64_t ox, int64_t oo) {
-    seen[oo] = {og, ox};
-    ++visits;
-  });
-  EXPECT_EQ(visits, p.plan.numel);
-  EXPECT_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
-  Dims idx(out.dims.size(), 0);
-  for (int64_t n = 0; n < p.plan.numel; ++n) {
-    const auto it = seen.find(BruteOffset(out, out.dims, idx));
-    ASSERT_TRUE(it != seen.end());
-    EXPECT_EQ(it->second.first, BruteOffset(g, out.dims, idx));
-    EXPECT_EQ(it->second.second, BruteOffset(x, out.dims, idx));
-    for (size_t k = idx.size(); k-- > 0;) {  // next multi-index, row-major
-      if (++idx[k] < out.dims[k]) break;
-      idx[k] = 0;
+  for (int64_t width : {1, 4, 8, 16}) {
+    const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(p.plan, width);
+    std::map<int64_t, std::pair<int64_t, int64_t>> seen;  // out offset -> (g, x) offsets
+    int64_t visits = 0;
+    const jas::cuda::Thread one_thread;  // a grid of one thread walks everything
+    jas::cuda::BroadcastWalk<false>(one_thread, l, [&](const int64_t* o, int64_t count) {
+      EXPECT_TRUE(count >= 1 && count <= width);
+      for (int64_t k = 0; k < count; ++k) {
+        seen[o[2] + k * l.inner_strides[2]] = {o[0] + k * l.inner_strides[0], o[1] + k * l.inner_strides[1]};
+        ++visits;
+      }
+    });
+    EXPECT_EQ(visits, p.plan.numel);
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), p.plan.numel);
+    Dims idx(out.dims.size(), 0);
+    for (int64_t n = 0; n < p.plan.numel; ++n) {
+      const auto it = seen.find(BruteOffset(out, out.dims, idx));
+      ASSERT_TRUE(it != seen.end());
+      EXPECT_EQ(it->second.first, BruteOffset(g, out.dims, idx));
+      EXPECT_EQ(it->second.second, BruteOffset(x, out.dims, idx));
+      for (size_t k = idx.size(); k-- > 0;) {  // next multi-index, row-major
+        if (++idx[k] < out.dims[k]) break;
+        idx[k] = 0;
+      }
+    }
+    // The 64-bit walk (for 2^31 items and more) decodes every item alike.
+    for (int64_t item = 0; item < l.items; ++item) {
+      int64_t narrow[3], wide[3];
+      ASSERT_EQ(jas::cuda::ItemOffsets<false>(l, item, narrow), jas::cuda::ItemOffsets<true>(l, item, wide));
+      ASSERT_EQ(Dims(narrow, narrow + 3), Dims(wide, wide + 3)) << "item " << item;
     }
   }
-  const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
-  EXPECT_EQ(s.x * s.y, jas::cuda::kThreads);
-  EXPECT_TRUE(s.x >= l.inner || s.x == jas::cuda::kThreads);
-  EXPECT_TRUE(s.blocks * s.y >= l.rows);
 }
 
-TEST(cuda_plan, strided_walk_visits_each_element_once_with_broadcast_offsets) {
+TEST(cuda_plan, broadcast_walk_visits_each_element_once_with_broadcast_offsets) {
   CheckWalk(Desc{{7}}, Desc{{5, 7}}, Desc{{5, 7}});
   CheckWalk(Desc{{5, 1}}, Desc{{1, 7}}, Desc{{5, 7}});
   CheckWalk(Desc{{}}, Desc{{3, 4}}, Desc{{3, 4}});
@@ -236,23 +249,125 @@ TEST(cuda_plan, strided_walk_visits_each_element_once_with_broadcast_offsets) {
   CheckWalk(Desc{{2, 1, 2, 1, 2, 1, 2, 3}}, Desc{{1, 3, 1, 2, 1, 2, 1, 3}}, Desc{{2, 3, 2, 2, 2, 2, 2, 3}});
   CheckWalk(Desc{{600, 300}}, Desc{{600, 1}}, Desc{{600, 300}});
   CheckWalk(Desc{{3, 4}, {1, 3}}, Desc{{3, 4}, {8, 2}}, Desc{{3, 4}, {1, 3}});  // transposed and strided
+  CheckWalk(Desc{{4, 64}}, Desc{{1, 64}}, Desc{{4, 64}});                      // vmap over a shared x
+  CheckWalk(Desc{{3, 5, 9}}, Desc{{5, 1}}, Desc{{3, 5, 9}});
 }
 
-TEST(cuda_plan, launch_shapes_cover_the_work_and_stay_within_grid_limits) {
-  using jas::cuda::FlatBlocks;
-  EXPECT_EQ(FlatBlocks(1), int64_t{1});
-  EXPECT_EQ(FlatBlocks(256), int64_t{1});
-  EXPECT_EQ(FlatBlocks(257), int64_t{2});
-  EXPECT_EQ(FlatBlocks(int64_t{1} << 40), jas::cuda::kMaxBlocks);  // grid-stride loop does the rest
-  jas::cuda::Layout l;
-  l.inner = 3;
-  l.rows = int64_t{1} << 40;
-  const jas::cuda::BlockShape s = jas::cuda::StridedLaunch(l);
-  EXPECT_EQ(s.x, 4);
-  EXPECT_EQ(s.y, 64);
-  EXPECT_EQ(s.blocks, jas::cuda::kMaxBlocks);
+// Every n / d the walks ask of FastDivmod: n below 2^31 (kFastIndexLimit),
+// d from 1 to n's range; exhaustively for small ones, at every multiple's
+// edges and at random for the rest.
+TEST(cuda_plan, fast_divmod_is_exact_for_every_index_range_the_walk_uses) {
+  using jas::cuda::FastDivmod;
+  const uint32_t top = static_cast<uint32_t>(jas::cuda::kFastIndexLimit - 1);
+  auto check = [](const FastDivmod& f, uint32_t n) {
+    if (f.Div(n) != n / f.d) {
+      ADD_FAILURE() << n << " / " << f.d << ": got " << f.Div(n) << ", want " << n / f.d;
+      return false;
+    }
+    return true;
+  };
+  for (uint32_t d = 1; d <= 2048; ++d) {
+    const FastDivmod f = FastDivmod::Make(d);
+    for (uint32_t n = 0; n < 20000; ++n) {
+      if (!check(f, n)) return;
+    }
+    for (uint32_t n = top; n > top - 5000; --n) {
+      if (!check(f, n)) return;
+    }
+  }
+  jas::test::Rng rng(11);
+  std::vector<uint32_t> divisors = {top, top - 1, uint32_t{1} << 30, (uint32_t{1} << 30) + 1, 65535, 65536, 65537,
+                                    uint32_t{1} << 22, uint32_t{1} << 24, 3 * (uint32_t{1} << 20), 1000000007};
+  for (int k = 0; k < 3000; ++k) divisors.push_back(1 + static_cast<uint32_t>(rng() % top));
+  for (int k = 0; k < 30; ++k) divisors.push_back(uint32_t{1} << k);
+  for (uint32_t d : divisors) {
+    const FastDivmod f = FastDivmod::Make(d);
+    for (uint32_t q = 0; q <= top / d && q < 300; ++q) {  // the edges of the first multiples
+      for (int64_t delta : {-1, 0, 1}) {
+        const int64_t n = int64_t{q} * d + delta;
+        if (n >= 0 && n <= top && !check(f, static_cast<uint32_t>(n))) return;
+      }
+    }
+    const uint32_t last = top / d;  // ... and the last ones
+    for (uint32_t q = last > 300 ? last - 300 : 0; q <= last; ++q) {
+      for (int64_t delta : {-1, 0, 1}) {
+        const int64_t n = int64_t{q} * d + delta;
+        if (n >= 0 && n <= top && !check(f, static_cast<uint32_t>(n))) return;
+      }
+    }
+    for (int k = 0; k < 200; ++k) {
+      if (!check(f, static_cast<uint32_t>(rng() % (uint64_t{top} + 1)))) return;
+    }
+  }
 }
 
+TEST(cuda_plan, grids_fill_the_device_and_stay_within_the_work) {
+  using jas::cuda::GridBlocks;
+  using jas::cuda::kThreads;
+  EXPECT_EQ(GridBlocks(1, 2, kH200), int64_t{1});
+  EXPECT_EQ(GridBlocks(0, 2, kH200), int64_t{1});
+  EXPECT_EQ(GridBlocks(2 * kThreads, 2, kH200), int64_t{1});
+  EXPECT_EQ(GridBlocks(2 * kThreads + 1, 2, kH200), int64_t{2});
+  EXPECT_EQ(GridBlocks(int64_t{1} << 40, 2, kH200), int64_t{264});  // persistent: 132 SMs x 2 blocks
+  EXPECT_EQ(GridBlocks(int64_t{1} << 40, 2, {}), jas::cuda::kMaxBlocks);  // device unknown
+  // The flat kernel: 2^28 float32 elements are 2^26 vectors, two per thread
+  // and pass: the device's 264 blocks, each thread going round ~500 times.
+  EXPECT_EQ(jas::cuda::FlatLaunch(int64_t{1} << 28, 4, kH200), int64_t{264});
+  EXPECT_EQ(jas::cuda::FlatLaunch(1000, 4, kH200), int64_t{1});
+  EXPECT_EQ(jas::cuda::FlatLaunch(1000, 1, kH200), int64_t{4});
+}
+
+// vmap over 4 cotangents with a shared x: g (4, 2^24), x (1, 2^24). The old
+// walk launched one block per 256 rows (4 rows: one block); this one fills
+// the device and splits the rows into 32-byte items, each written once.
+TEST(cuda_plan, broadcast_of_four_long_rows_fills_the_device) {
+  const int64_t n = int64_t{1} << 24;
+  for (jas::DataType t : jas::test::kTypes) {
+    Desc g{{4, n}}, x{{1, n}}, out{{4, n}};
+    g.dtype = x.dtype = out.dtype = t;
+    g.storage = x.storage = out.storage = 4 * n;
+    const Plan p = CudaPlan(g, x, out);
+    ASSERT_EQ(p.status, jas::kSuccess);
+    ASSERT_FALSE(p.plan.contiguous);
+    const int64_t width = jas::cuda::BroadcastWidth(t);
+    const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(p.plan, width);
+    EXPECT_TRUE(l.vector) << jas::DtypeName(t);
+    EXPECT_EQ(l.items, 4 * n / width);
+    const int64_t blocks = jas::cuda::BroadcastLaunch(l, kH200);
+    EXPECT_EQ(blocks, int64_t{264});
+    if (t != jas::DataType::kFloat32) continue;  // one full walk is enough
+    std::vector<uint8_t> writes(static_cast<size_t>(4 * n), 0);
+    int64_t bad = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int64_t tx = 0; tx < jas::cuda::kThreads; ++tx) {
+        jas::cuda::BroadcastWalk<false>(jas::cuda::Thread{b, blocks, tx, jas::cuda::kThreads}, l,
+                                        [&](const int64_t* o, int64_t count) {
+                                          bad += count != width || o[0] != o[2] || o[1] != o[2] % n ||
+                                                 o[2] % width != 0;
+                                          for (int64_t k = 0; k < count; ++k) ++writes[o[2] + k];
+                                        });
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(std::count(writes.begin(), writes.end(), uint8_t{1}), 4 * n);
+  }
+}
+
+TEST(cuda_plan, broadcast_items_take_vectors_only_when_every_access_is_whole_and_aligned) {
+  auto vector = [](const Desc& g, const Desc& x, const Desc& out) {
+    const Plan p = CudaPlan(g, x, out);
+    EXPECT_EQ(p.status, jas::kSuccess);
+    return jas::cuda::MakeBroadcastLayout(p.plan, 4).vector;
+  };
+  EXPECT_TRUE(vector(Desc{{3, 8}}, Desc{{8}}, Desc{{3, 8}}));
+  EXPECT_TRUE(vector(Desc{{3, 8}}, Desc{{3, 1}}, Desc{{3, 8}}));  // x one element per item
+  EXPECT_FALSE(vector(Desc{{3, 6}}, Desc{{6}}, Desc{{3, 6}}));    // rows not whole items
+  Desc shifted{{8}};
+  shifted.offset = 1;  // not 16-byte aligned
+  EXPECT_FALSE(vector(Desc{{3, 8}}, shifted, Desc{{3, 8}}));
+  EXPECT_FALSE(vector(Desc{{3, 8}}, Desc{{3, 8}, {16, 2}}, Desc{{3, 8}}));  // inner stride 2
+  EXPECT_FALSE(vector(Desc{{3, 8}}, Desc{{3, 8}, {10, 1}}, Desc{{3, 8}}));  // rows 10 apart: misaligned
+}
 
 // ---- the grid loops over simulated grids ---------------------------------
 
@@ -287,28 +402,42 @@ std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64
   };
   if (plan.contiguous) {
     const int64_t vec = vector ? 16 / eb : 1;
-    const int64_t grid = blocks > 0 ? blocks : jas::cuda::FlatLaunch(plan.numel, vec);
+    const int64_t grid = blocks > 0 ? blocks : jas::cuda::FlatLaunch(plan.numel, vec, kH200);
+    auto whole = [&](int64_t i) {
+      for (int64_t k = 0; k < vec; ++k) compute(i * vec + k, i * vec + k, i * vec + k);
+    };
     for (int64_t b = 0; b < grid; ++b) {
       for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
-        const jas::cuda::Thread thread{b, grid, t, 0, jas::cuda::kThreads, 1};
+        // load(i) hands the vector's index to pair/single, which check the
+        // loads and the computations go together.
         jas::cuda::FlatWalk(
-            thread, plan.numel, vec,
-            [&](int64_t i) {
-              for (int64_t k = 0; k < vec; ++k) compute(i * vec + k, i * vec + k, i * vec + k);
+            jas::cuda::Thread{b, grid, t, jas::cuda::kThreads}, plan.numel, vec, [](int64_t i) { return i; },
+            [&](int64_t i0, int64_t d0, int64_t i1, int64_t d1) {
+              EXPECT_EQ(d0, i0);
+              EXPECT_EQ(d1, i1);
+              whole(i0);
+              whole(i1);
+            },
+            [&](int64_t i, int64_t d) {
+              EXPECT_EQ(d, i);
+              whole(i);
             },
             [&](int64_t i) { compute(i, i, i); });
       }
     }
     return writes;
   }
-  const jas::cuda::Layout l = jas::cuda::MakeLayout(plan);
-  const jas::cuda::BlockShape shape = jas::cuda::StridedLaunch(l);
-  const int64_t grid = blocks > 0 ? blocks : shape.blocks;
+  const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(plan, jas::cuda::BroadcastWidth(plan.dtype));
+  const int64_t grid = blocks > 0 ? blocks : jas::cuda::BroadcastLaunch(l, kH200);
   for (int64_t b = 0; b < grid; ++b) {
-    for (int64_t ty = 0; ty < shape.y; ++ty) {
-      for (int64_t tx = 0; tx < shape.x; ++tx) {
-        jas::cuda::StridedWalk(jas::cuda::Thread{b, grid, tx, ty, shape.x, shape.y}, l, compute);
-      }
+    for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
+      jas::cuda::BroadcastWalk<false>(jas::cuda::Thread{b, grid, t, jas::cuda::kThreads}, l,
+                                      [&](const int64_t* o, int64_t count) {
+                                        for (int64_t k = 0; k < count; ++k) {
+                                          compute(o[0] + k * l.inner_strides[0], o[1] + k * l.inner_strides[1],
+                                                  o[2] + k * l.inner_strides[2]);
+                                        }
+                                      });
     }
   }
   return writes;

@@ -1,0 +1,310 @@
+"""Instructions per element of the CUDA kernels' loops, from their sm_90 SASS.
+
+A plan for the GPU's bandwidth where no GPU runs the code: SiluGrad does
+little arithmetic per byte, and on an H200 it can be issue-bound before it is
+memory-bound, so the instructions a thread issues per element decide how much
+of the memory bandwidth the kernel can use.
+
+The kernels of kernel/cuda/silu_grad_cuda.cu are compiled with nvcc (the
+flags of cmake/cuda_backend.cmake) or read from a built object, disassembled
+with cuobjdump, and each kernel's loop found in the control-flow graph: the
+shortest cycle through a loop head that issues as many 16-byte loads as the
+16-byte stores it needs (two per store), calls nothing, and so takes every
+"does any lane need the rare path" test's fast branch. Its instruction count
+over the elements its stores write is the result ("fast"). "rare" is the
+cheapest such cycle through a call of a rare-path function (one with a warp
+vote, itself or in a function it calls), each call costing its cheapest path
+to its return: a warp with a lane off the fast path pays at least that.
+Kernels that load element by element (the earlier broadcast walk, --legacy)
+are counted on their element-wide loads and stores instead.
+
+Model (issue-bound, no stalls): an H200 has 132 SMs, each with 4 schedulers
+issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
+1.98e9 = 3.35e13 thread instructions per second; each element moves 12 bytes
+(float32: two reads, one write) or 6 bytes (halves), so I instructions per
+element imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s
+(84 instructions per float32 element, 42 per half element break even).
+
+    python benchmarks/sass_instructions.py [--object OBJ] [--nvcc NVCC] [--cuobjdump TOOL] [--list KERNEL]
+
+Fails (exit 1) when a kernel or its loop cannot be found, so the table cannot
+go stale silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import heapq
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "kernel" / "cuda" / "silu_grad_cuda.cu"
+#: kernel/common/dtype.h's DataType values, as they appear in mangled names, and element bytes.
+DTYPES = {"float32": ("E0", 4), "float16": ("E1", 2), "bfloat16": ("E27", 2)}
+#: The kernels measured: (path, mangled-name pattern with {dt}); the flat kernels'
+#: aligned and non-aliased instantiation, the broadcast kernel's 32-bit one.
+KERNELS = {
+    "flat": r"FlatKernelILNS_8DataType{dt}ELb1ELb0E",
+    "broadcast": r"BroadcastKernelILNS_8DataType{dt}ELb0E",
+}
+#: The kernel of the earlier layout (one FlatKernel<T, kVector>, a StridedKernel), for comparisons.
+LEGACY = {
+    "flat": r"FlatKernelINS0_10DeviceElemILNS_8DataType{dt}EEELb1E",
+    "broadcast": r"StridedKernelINS0_10DeviceElemILNS_8DataType{dt}EEEE",
+}
+H200 = {"sms": 132, "schedulers": 4, "clock": 1.98e9, "hbm": 4.8e12}
+
+LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+FUNCTION = re.compile(r"Function : (\S+)")
+TARGET = re.compile(r"0x([0-9a-f]+)")
+
+
+def find_tool(name: str, given: str | None) -> str:
+    if given:
+        return given
+    found = shutil.which(name)
+    if found:
+        return found
+    try:  # the nvidia-cuda-cuobjdump wheel
+        import nvidia  # type: ignore[import-not-found]
+
+        for base in nvidia.__path__:
+            for candidate in pathlib.Path(base).glob(f"*/bin/{name}"):
+                return str(candidate)
+    except ImportError:
+        pass
+    sys.exit(f"{name} not found: put it on PATH, pass --{name}, or pip install nvidia-cuda-{name}")
+
+
+def compile_object(nvcc: str, out: pathlib.Path) -> pathlib.Path:
+    obj = out / "silu_grad_cuda.cubin"
+    subprocess.run([nvcc, "-std=c++20", "-O3", "--fmad=false", "-arch=sm_90", "-cubin", "-I", str(ROOT / "kernel"),
+                    "-o", str(obj), str(SOURCE)], check=True)
+    return obj
+
+
+def functions(cuobjdump: str, obj: pathlib.Path) -> dict[str, list[tuple[int, str]]]:
+    """Mangled kernel name -> [(address, instruction text)] of its sm_90 SASS."""
+    text = subprocess.run([cuobjdump, "-sass", "-arch", "sm_90", str(obj)], check=True, capture_output=True,
+                          text=True).stdout
+    out: dict[str, list[tuple[int, str]]] = {}
+    current = None
+    for line in text.splitlines():
+        m = FUNCTION.search(line)
+        if m:
+            current = out.setdefault(m.group(1), [])
+            continue
+        m = LINE.match(line)
+        if m and current is not None:
+            current.append((int(m.group(1), 16), m.group(2)))
+    return out
+
+
+def opcode(insn: str) -> str:
+    words = insn.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ""
+
+
+def graph(insns: list[tuple[int, str]]) -> list[list[int]]:
+    index = {addr: i for i, (addr, _) in enumerate(insns)}
+    succ: list[list[int]] = []
+    for i, (_, text) in enumerate(insns):
+        op = opcode(text)
+        guarded = text.startswith("@")
+        nxt = []
+        base = op.split(".")[0]
+        if base in ("EXIT", "RET", "BRA", "BRX", "JMP") and not guarded and not op.startswith("BRA.DIV"):
+            pass
+        elif i + 1 < len(insns):
+            nxt.append(i + 1)
+        if base in ("BRA", "JMP"):
+            m = TARGET.search(text.split(None, 2)[-1] if not guarded else text.split(None, 3)[-1])
+            if m and int(m.group(1), 16) in index:
+                nxt.append(index[int(m.group(1), 16)])
+        succ.append(nxt)
+    return succ
+
+
+WIDTH = {".128": 16, ".64": 8, ".U16": 2, ".S16": 2, ".U8": 1, ".S8": 1}
+
+
+def width(op: str) -> int:
+    return next((b for suffix, b in WIDTH.items() if suffix + "." in op + "."), 4)
+
+
+def is_load(text: str, nbytes: int) -> bool:
+    op = opcode(text)
+    return op.startswith("LDG") and width(op) == nbytes
+
+
+def is_store(text: str, nbytes: int) -> bool:
+    op = opcode(text)
+    return op.startswith("STG") and width(op) == nbytes
+
+
+def shortest_cycle(insns, succ, head, nbytes, must=None):
+    """Shortest cycle through head with stores >= 1 and loads >= 2 * stores (nbytes wide), calling
+    nothing but `must` (then passing through it): (length, stores, path) or None."""
+    cap_l, cap_s = 8, 4
+    start = (head, 0, 0, must is None)
+    prev = {start: None}
+    queue = collections.deque([start])
+    best = None
+    while queue:
+        node = queue.popleft()
+        i, ld, st, seen = node
+        for j in succ[i]:
+            text = insns[j][1]
+            if opcode(text).startswith("CALL") and j != must:
+                continue
+            state = (j, ld + is_load(text, nbytes), st + is_store(text, nbytes), seen or j == must)
+            if state[1] > cap_l or state[2] > cap_s:
+                continue
+            if j == head:
+                if state[3] and state[2] >= 1 and state[1] >= 2 * state[2]:
+                    path = [node]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    path = [p[0] for p in reversed(path)]
+                    if best is None or len(path) / state[2] < best[0] / best[1]:
+                        best = (len(path), state[2], path)
+                continue
+            if state not in prev:
+                prev[state] = node
+                queue.append(state)
+    return best
+
+
+def call_target(insns, index, i) -> int | None:
+    m = TARGET.search(insns[i][1].split("CALL", 1)[1])
+    return index.get(int(m.group(1), 16)) if m else None
+
+
+def callee(insns, succ, index, start, active=frozenset()) -> tuple[int | None, bool]:
+    """The cheapest path from start to a RET (the calls on it costing their own cheapest paths), and
+    whether the function or one it calls has a warp vote."""
+    active = active | {start}
+    dist = {start: 1}
+    queue = [(1, start)]
+    shortest = None
+    voting = False
+    while queue:
+        d, i = heapq.heappop(queue)
+        if d > dist.get(i, d):
+            continue
+        op = opcode(insns[i][1])
+        voting = voting or op.startswith("VOTE")
+        if op.startswith("RET"):
+            shortest = d if shortest is None else min(shortest, d)
+            continue
+        for j in succ[i]:
+            cost = 1
+            if opcode(insns[j][1]).startswith("CALL"):
+                target = call_target(insns, index, j)
+                if target is None or target in active:
+                    continue
+                inner, inner_voting = callee(insns, succ, index, target, active)
+                voting = voting or inner_voting
+                if inner is None:
+                    continue
+                cost += inner
+            if d + cost < dist.get(j, float("inf")):
+                dist[j] = d + cost
+                heapq.heappush(queue, (d + cost, j))
+    return shortest, voting
+
+
+def measure(insns: list[tuple[int, str]], elem_bytes: int):
+    """(fast, rare or None) instructions per element, and the fast cycle; None if no loop is found."""
+    succ = graph(insns)
+    heads = sorted({t for i, s in enumerate(succ) for t in s if t <= i})
+    fast = None
+    for nbytes in (16, elem_bytes):  # vector accesses, else element by element
+        for head in heads:
+            c = shortest_cycle(insns, succ, head, nbytes)
+            if c and (fast is None or c[0] / c[1] < fast[0] / fast[1]):
+                fast = c
+        if fast is not None:
+            break
+    if fast is None:
+        return None
+    vec = nbytes // elem_bytes
+    index = {addr: i for i, (addr, _) in enumerate(insns)}
+    rare = None
+    for i, (_, text) in enumerate(insns):
+        if not opcode(text).startswith("CALL"):
+            continue
+        entry = call_target(insns, index, i)
+        if entry is None:
+            continue
+        body, voting = callee(insns, succ, index, entry)
+        if not voting or body is None:  # the division's slow path, not a rare path
+            continue
+        cyc = shortest_cycle(insns, succ, fast[2][0], nbytes, must=i)
+        if cyc:
+            cost = (cyc[0] + body) / (cyc[1] * vec)
+            rare = cost if rare is None else min(rare, cost)
+    return fast[0] / (fast[1] * vec), rare, fast
+
+
+def implied(per_element: float, elem_bytes: int) -> float:
+    rate = H200["sms"] * H200["schedulers"] * 32 * H200["clock"]
+    return min(H200["hbm"], rate / per_element * 3 * elem_bytes)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--object", type=pathlib.Path, help="a built object or cubin (default: compile the source)")
+    parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
+    parser.add_argument("--cuobjdump")
+    parser.add_argument("--legacy", action="store_true", help="the earlier kernels' names (for a before/after)")
+    parser.add_argument("--list", metavar="PATH:DTYPE", help="print one loop's instructions, e.g. flat:float32")
+    args = parser.parse_args()
+    cuobjdump = find_tool("cuobjdump", args.cuobjdump)
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = args.object or compile_object(args.nvcc, pathlib.Path(tmp))
+        funcs = functions(cuobjdump, obj)
+    names = LEGACY if args.legacy else KERNELS
+    failed = False
+    rows = []
+    for path, pattern in names.items():
+        for dtype, (code, elem_bytes) in DTYPES.items():
+            rx = re.compile(pattern.format(dt=code))
+            matches = [n for n in funcs if rx.search(n)]
+            if len(matches) != 1:
+                print(f"{path} {dtype}: expected one kernel matching {rx.pattern}, found {len(matches)}",
+                      file=sys.stderr)
+                failed = True
+                continue
+            result = measure(funcs[matches[0]], elem_bytes)
+            if result is None:
+                print(f"{path} {dtype}: no loop with 16-byte loads and stores found in {matches[0]}",
+                      file=sys.stderr)
+                failed = True
+                continue
+            fast, rare, cycle = result
+            if args.list == f"{path}:{dtype}":
+                for i in cycle[2]:
+                    print(f"  {funcs[matches[0]][i][0]:6x}  {funcs[matches[0]][i][1]}")
+            rows.append((path, dtype, fast, rare, elem_bytes))
+    if rows:
+        print("| path | dtype | instructions per element (fast) | implied H200 bandwidth | "
+              "instructions per element (rare) |")
+        print("|---|---|---|---|---|")
+        for path, dtype, fast, rare, elem_bytes in rows:
+            bw = implied(fast, elem_bytes) / 1e12
+            rare_s = f"{rare:.1f}" if rare is not None else "-"
+            print(f"| {path} | {dtype} | {fast:.1f} | {bw:.2f} TB/s ({bw / 4.8:.0%} of 4.8) | {rare_s} |")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
