@@ -9,13 +9,13 @@
 // plain two-in-one-out stream). Output buffers are either warm (one buffer
 // per contender, reused) or fresh (newly mapped before each call, given the FFI handler's
 // huge-page advice, ffi/cpu/fresh_pages.h, and unmapped after it, outside the
-// timing). x ~ uniform(-6, 6), g ~ uniform(-1, 1). Every case is sampled round
+// timing; "fresh-4k" without the advice). x ~ uniform(-6, 6), g ~ uniform(-1, 1). Every case is sampled round
 // after round, contenders next to each other, so load from other processes
 // falls on each alike; medians and 10th-90th percentiles of the rounds.
 // Not a ctest entry. Build the target `kernel_stream` (configure with
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   kernel_stream [--rounds R] [--threads T] [--log2 N]... [--dtype float32|bfloat16|float16]...
-//                 [--output warm|fresh]... [--clock wall|cpu]
+//                 [--output warm|fresh|fresh-4k]... [--clock wall|cpu]
 #include <immintrin.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -139,6 +139,7 @@ struct Config {
   jas::DataType dtype;
   int log2;
   bool fresh;
+  bool advice;  // fresh outputs: the huge-page advice
 };
 
 struct Samples {
@@ -244,7 +245,7 @@ class Bench {
       char* out = warm_out_[contender];
       if (c_.fresh) {
         out = static_cast<char*>(MapBytes(bytes_));
-        jas::ffi::AdviseHugePagesIfFresh(out, bytes_);
+        if (c_.advice) jas::ffi::AdviseHugePagesIfFresh(out, bytes_);
       }
       const double start = Now();
       call(out);
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<int> sizes;
   std::vector<jas::DataType> dtypes;
-  std::vector<bool> outputs;
+  std::vector<std::string> outputs;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) return Fail(("missing value after " + flag).c_str());
@@ -323,15 +324,15 @@ int main(int argc, char** argv) {
       if (v != "wall" && v != "cpu") return Fail("--clock takes wall or cpu");
       g_cpu_clock = v == "cpu";
     } else if (flag == "--output") {
-      if (v != "warm" && v != "fresh") return Fail("--output takes warm or fresh");
-      outputs.push_back(v == "fresh");
+      if (v != "warm" && v != "fresh" && v != "fresh-4k") return Fail("--output takes warm, fresh or fresh-4k");
+      outputs.push_back(v);
     } else {
       return Fail(("unknown flag " + flag).c_str());
     }
   }
   if (sizes.empty()) sizes = {20, 22, 24};
   if (dtypes.empty()) dtypes = {jas::DataType::kFloat32, jas::DataType::kBFloat16, jas::DataType::kFloat16};
-  if (outputs.empty()) outputs = {false, true};
+  if (outputs.empty()) outputs = {"warm", "fresh"};
 
   Pool pool(threads - 1);
   std::printf("kernel ISA %s, %d threads, %d rounds, %s clock; ms per call, median (10th-90th percentile)\n\n",
@@ -340,8 +341,8 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const jas::DataType t : dtypes) {
     for (const int l : sizes) {
-      for (const bool fresh : outputs) {
-        Bench bench(pool, {t, l, fresh});
+      for (const std::string& output : outputs) {
+        Bench bench(pool, {t, l, output != "warm", output == "fresh"});
         if (!bench.KernelWrites()) return Fail("the kernel left elements unwritten");
         Samples s;
         for (int r = 0; r < rounds; ++r) bench.Round(r, &s);
@@ -354,7 +355,7 @@ int main(int argc, char** argv) {
           return std::string(buf);
         };
         std::printf("| %s | 2^%d | %s | %s | %s | %s | %.2f (%.2f-%.2f) |\n", jas::DtypeName(t), l,
-                    fresh ? "fresh" : "warm", cell(s.kernel).c_str(), cell(s.stream).c_str(), cell(s.copy).c_str(),
+                    output.c_str(), cell(s.kernel).c_str(), cell(s.stream).c_str(), cell(s.copy).c_str(),
                     Percentile(ratio, 0.5), Percentile(ratio, 0.1), Percentile(ratio, 0.9));
         std::fflush(stdout);
       }
