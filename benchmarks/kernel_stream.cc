@@ -239,7 +239,7 @@ class Bench {
   template <class F>
   double Time(int contender, F&& call) {
     // Calls per sample: at least about 2 ms of work per sample.
-    const int calls = c_.fresh ? 1 : std::max<int>(1, static_cast<int>((int64_t{1} << 21) >> std::min(c_.log2, 21)) * 2);
+    const int calls = c_.fresh ? 1 : 2 * static_cast<int>((int64_t{1} << 21) >> std::min(c_.log2, 21));
     double total = 0;
     for (int i = 0; i < calls; ++i) {
       char* out = warm_out_[contender];
@@ -324,7 +324,9 @@ int main(int argc, char** argv) {
       if (v != "wall" && v != "cpu") return Fail("--clock takes wall or cpu");
       g_cpu_clock = v == "cpu";
     } else if (flag == "--output") {
-      if (v != "warm" && v != "fresh" && v != "fresh-4k") return Fail("--output takes warm, fresh or fresh-4k");
+      if (v != "warm" && v != "fresh" && v != "fresh-4k") {
+        return Fail("--output takes warm, fresh or fresh-4k");
+      }
       outputs.push_back(v);
     } else {
       return Fail(("unknown flag " + flag).c_str());
@@ -335,7 +337,8 @@ int main(int argc, char** argv) {
   if (outputs.empty()) outputs = {"warm", "fresh"};
 
   Pool pool(threads - 1);
-  std::printf("kernel ISA %s, %d threads, %d rounds, %s clock; ms per call, median (10th-90th percentile)\n\n",
+  std::printf("kernel ISA %s, %d threads, %d rounds, %s clock; "
+              "ms per call, median (10th-90th percentile)\n\n",
               jas::IsaName(jas::BestIsa()), threads, rounds, g_cpu_clock ? "thread CPU" : "wall");
   std::printf("| dtype | n | output | kernel | stream | copy | stream / kernel, median (range) |\n");
   std::printf("|---|---|---|---|---|---|---|\n");

@@ -145,11 +145,8 @@ void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
 
 template <class V, class T>
 constexpr BlockKernels::Entry EntryFor() {
-  if constexpr (kHasStreamStores<V>) {
-    return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>, true>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
-  } else {
-    return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
-  }
+  return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>, kHasStreamStores<V>>, &Run<V, Derivative<V, T>>,
+          &Run<V, FromDerivative<V, T>>};
 }
 
 template <class V, std::size_t... I>

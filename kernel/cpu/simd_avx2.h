@@ -46,7 +46,9 @@ struct Avx2 {
     return _mm256_castsi256_si128(packed);
   }
   static void StoreBF16(uint16_t* p, F v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), ToBF16(v)); }
-  static void StoreBF16Stream(uint16_t* p, F v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), ToBF16(v)); }
+  static void StoreBF16Stream(uint16_t* p, F v) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), ToBF16(v));
+  }
 
   static F Add(F a, F b) { return _mm256_add_ps(a, b); }
   static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }

@@ -30,7 +30,9 @@ struct Avx512 {
   }
   static __m256i ToF16(F v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static void StoreF16(uint16_t* p, F v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), ToF16(v)); }
-  static void StoreF16Stream(uint16_t* p, F v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToF16(v)); }
+  static void StoreF16Stream(uint16_t* p, F v) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToF16(v));
+  }
   static F LoadBF16(const uint16_t* p) {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
@@ -45,7 +47,9 @@ struct Avx512 {
     return _mm512_cvtepi32_epi16(out);
   }
   static void StoreBF16(uint16_t* p, F v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), ToBF16(v)); }
-  static void StoreBF16Stream(uint16_t* p, F v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToBF16(v)); }
+  static void StoreBF16Stream(uint16_t* p, F v) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToBF16(v));
+  }
 
   static F Add(F a, F b) { return _mm512_add_ps(a, b); }
   static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
