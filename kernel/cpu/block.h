@@ -5,6 +5,7 @@
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_BLOCK_H_
 #define JAX_ASCEND_SILU_KERNEL_CPU_BLOCK_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -22,19 +23,25 @@ template <>
 struct Elem<DataType::kFloat32> {
   using Storage = DtypeStorage<DataType::kFloat32>::type;
   template <class V> static typename V::F Load(const float* p) { return V::Load(p); }
-  template <class V> static void Store(float* p, typename V::F v) { V::Store(p, v); }
+  template <class V, bool kStream = false> static void Store(float* p, typename V::F v) {
+    if constexpr (kStream) V::StoreStream(p, v); else V::Store(p, v);
+  }
 };
 template <>
 struct Elem<DataType::kFloat16> {
   using Storage = DtypeStorage<DataType::kFloat16>::type;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadF16(p); }
-  template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreF16(p, v); }
+  template <class V, bool kStream = false> static void Store(uint16_t* p, typename V::F v) {
+    if constexpr (kStream) V::StoreF16Stream(p, v); else V::StoreF16(p, v);
+  }
 };
 template <>
 struct Elem<DataType::kBFloat16> {
   using Storage = DtypeStorage<DataType::kBFloat16>::type;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadBF16(p); }
-  template <class V> static void Store(uint16_t* p, typename V::F v) { V::StoreBF16(p, v); }
+  template <class V, bool kStream = false> static void Store(uint16_t* p, typename V::F v) {
+    if constexpr (kStream) V::StoreBF16Stream(p, v); else V::StoreBF16(p, v);
+  }
 };
 
 template <class V>
@@ -60,13 +67,14 @@ struct Full {  // out = grad_output * s'(x)
   // Two vectors loaded before either is stored: their two dependency chains
   // (the exp table lookup, polynomial and reciprocal) are independent, so the
   // core overlaps their latencies instead of waiting on one chain at a time.
+  template <bool kStream = false>
   static void Vec2(const A* a, const B* b, O* out) {
     constexpr int kL = V::kLanes;
     const auto g0 = T::template Load<V>(a), x0 = T::template Load<V>(b);
     const auto g1 = T::template Load<V>(a + kL), x1 = T::template Load<V>(b + kL);
     const auto r0 = Grad(g0, x0), r1 = Grad(g1, x1);
-    T::template Store<V>(out, r0);
-    T::template Store<V>(out + kL, r1);
+    T::template Store<V, kStream>(out, r0);
+    T::template Store<V, kStream>(out + kL, r1);
   }
 };
 template <class V, class T>
@@ -91,7 +99,14 @@ struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
   }
 };
 
-template <class V, class Mode>
+// Whether V has non-temporal stores (simd_avx512.h, simd_avx2.h).
+template <class V>
+inline constexpr bool kHasStreamStores = requires { V::kStreamAlign; };
+
+// kStream: the vectors' results go to memory with non-temporal stores, for
+// outputs larger than the cache (executor.h's kStreamStoreMinBytes). The
+// elements before `out`'s first kStreamAlign boundary take ordinary stores.
+template <class V, class Mode, bool kStream = false>
 void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
   using A = typename Mode::A;
   using B = typename Mode::B;
@@ -102,9 +117,18 @@ void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
   constexpr int64_t kL = V::kLanes;
   A zeros[2 * kL] = {};  // stands in for an absent first operand
   int64_t i = 0;
+  if constexpr (kStream) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+    if (addr % sizeof(O) != 0) return Run<V, Mode>(a_v, b_v, out_v, n);  // can never be aligned
+    i = std::min<int64_t>(n, (-addr & (V::kStreamAlign - 1)) / sizeof(O));
+    if (i > 0) Run<V, Mode>(a, b, out, i);
+  }
   // Each vector is read before it is written, so `out` may alias an input.
   if constexpr (requires { Mode::Vec2(a, b, out); }) {
-    for (; i + 2 * kL <= n; i += 2 * kL) Mode::Vec2(a ? a + i : zeros, b + i, out + i);
+    for (; i + 2 * kL <= n; i += 2 * kL) Mode::template Vec2<kStream>(a ? a + i : zeros, b + i, out + i);
+  }
+  if constexpr (kStream) {
+    V::StreamFence();  // the caller counts the chunk done after this returns
   }
   for (; i + kL <= n; i += kL) Mode::Vec(a ? a + i : zeros, b + i, out + i);
   if (i < n) {
@@ -121,7 +145,8 @@ void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
 
 template <class V, class T>
 constexpr BlockKernels::Entry EntryFor() {
-  return {&Run<V, Full<V, T>>, &Run<V, Derivative<V, T>>, &Run<V, FromDerivative<V, T>>};
+  return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>, kHasStreamStores<V>>, &Run<V, Derivative<V, T>>,
+          &Run<V, FromDerivative<V, T>>};
 }
 
 template <class V, std::size_t... I>

@@ -25,6 +25,14 @@ inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
 // those stay on the calling thread.
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
 
+// Outputs from this size on are written with non-temporal stores. With the
+// inputs (at least twice the bytes) they exceed the last-level cache of
+// common processors (32 MiB per Zen 4 CCD), so ordinary stores would read each
+// output line from memory before overwriting it, and evict inputs to keep
+// lines that leave the cache before anyone reads them. Below it the result
+// may still be in cache when the next operation reads it.
+inline constexpr int64_t kStreamStoreMinBytes = int64_t{16} << 20;
+
 }  // namespace jas
 
 struct jas::SiluGradExecutor {
@@ -37,6 +45,7 @@ struct jas::SiluGradExecutor {
   // double, self's own shape) and the main pass only multiplies.
   bool precompute = false;
   Loop pre;  // over self's own shape: b = self, out = workspace
+  bool stream_stores = false;  // the main pass without a workspace, from kStreamStoreMinBytes on
   uint64_t workspace_bytes = 0;
   // Storage offsets (elements) applied to the data pointers.
   int64_t offsets[3] = {};

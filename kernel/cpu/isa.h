@@ -14,6 +14,7 @@ using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
 struct BlockKernels {
   struct Entry {
     BlockFn full;             // out = g * s'(x)
+    BlockFn full_stream;      // the same results, written with non-temporal stores where the ISA has them
     BlockFn derivative;       // out(double) = s'(x)
     BlockFn from_derivative;  // out = g * d, d double
   };

@@ -60,6 +60,7 @@ Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc*
   } else {
     static_cast<StridedLoop&>(e->main) = c.loop;
     SetElementBytes(&e->main, elem, elem, elem);
+    e->stream_stores = numel >= kStreamStoreMinBytes / elem;
   }
   *workspace_size = e->workspace_bytes;
   *executor = e;

@@ -80,6 +80,10 @@ void Gather(const char* src, int64_t stride, int64_t elem, int64_t n, char* dst)
 struct Pass {
   Loop loop;
   BlockFn fn = nullptr;
+  // What writes results straight into the output (not into a stack tile to
+  // be scattered): `fn`, or its non-temporal-store twin for outputs past the
+  // cache (plan.cc).
+  BlockFn direct = nullptr;
   const char* a = nullptr;  // null when the mode has no first operand
   const char* b = nullptr;
   char* out = nullptr;
@@ -91,7 +95,7 @@ void InnerRun(const Pass& p, const char* a, const char* b, char* out, int64_t n)
   const int64_t inner = l.rank - 1;
   const int64_t sa = l.strides[0][inner], sb = l.strides[1][inner], so = l.strides[2][inner];
   if ((a == nullptr || sa == 1) && sb == 1 && so == 1) {
-    p.fn(a, b, out, n);
+    p.direct(a, b, out, n);
     return;
   }
   alignas(64) char ta[kTile * 8], tb[kTile * 8], to[kTile * 8];
@@ -107,7 +111,7 @@ void InnerRun(const Pass& p, const char* a, const char* b, char* out, int64_t n)
     if (sb != 1) Gather(pb, sb, eb, m, tb), pb = tb;
     char* po = out + i * so * eo;
     if (so == 1) {
-      p.fn(pa, pb, po, m);
+      p.direct(pa, pb, po, m);
     } else {
       p.fn(pa, pb, to, m);
       for (int64_t k = 0; k < m; ++k) std::memcpy(po + k * so * eo, to + k * eo, eo);
@@ -274,15 +278,15 @@ Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* e
   const char* x = static_cast<const char*>(e.self) + e.offsets[1] * elem;
   char* out = static_cast<char*>(e.grad_input) + e.offsets[2] * elem;
 
-  Pass main{e.main, k.full, go, x, out};
+  Pass main{e.main, k.full, e.stream_stores ? k.full_stream : k.full, go, x, out};
   if (e.precompute) {
     char* ws = static_cast<char*>(workspace);
-    if (Status s = RunPass(Pass{e.pre, k.derivative, nullptr, x, ws}, e.chunk_elements,
+    if (Status s = RunPass(Pass{e.pre, k.derivative, k.derivative, nullptr, x, ws}, e.chunk_elements,
                                e.parallel_min_elements, parallel);
         s != kSuccess) {
       return s;
     }
-    main.fn = k.from_derivative;
+    main.fn = main.direct = k.from_derivative;
     main.b = ws;
   }
   return RunPass(main, e.chunk_elements, e.parallel_min_elements, parallel);

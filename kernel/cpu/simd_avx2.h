@@ -19,18 +19,21 @@ struct Avx2 {
   static F Set(float v) { return _mm256_set1_ps(v); }
   static F Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  // Non-temporal stores, as in simd_avx512.h.
+  static constexpr int kStreamAlign = 32;
+  static void StoreStream(float* p, F v) { _mm256_stream_ps(p, v); }
+  static void StreamFence() { _mm_sfence(); }
   static F LoadF16(const uint16_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  static void StoreF16(uint16_t* p, F v) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
-                     _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
+  static __m128i ToF16(F v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static void StoreF16(uint16_t* p, F v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), ToF16(v)); }
+  static void StoreF16Stream(uint16_t* p, F v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), ToF16(v)); }
   static F LoadBF16(const uint16_t* p) {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
   }
-  static void StoreBF16(uint16_t* p, F v) {
+  static __m128i ToBF16(F v) {
     const __m256i u = _mm256_castps_si256(v);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
     __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
@@ -40,7 +43,11 @@ struct Avx2 {
     r = _mm256_and_si256(r, _mm256_set1_epi32(0xffff));
     // Pack 8 x u32 -> 8 x u16 (packus works per 128-bit lane; fix the order).
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    return _mm256_castsi256_si128(packed);
+  }
+  static void StoreBF16(uint16_t* p, F v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), ToBF16(v)); }
+  static void StoreBF16Stream(uint16_t* p, F v) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), ToBF16(v));
   }
 
   static F Add(F a, F b) { return _mm256_add_ps(a, b); }

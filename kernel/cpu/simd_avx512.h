@@ -19,25 +19,36 @@ struct Avx512 {
   static F Set(float v) { return _mm512_set1_ps(v); }
   static F Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  // Non-temporal stores (p aligned to kStreamAlign): the line goes to memory
+  // without first being read into the cache. StreamFence orders them before
+  // the stores that publish the work as done.
+  static constexpr int kStreamAlign = 64;
+  static void StoreStream(float* p, F v) { _mm512_stream_ps(p, v); }
+  static void StreamFence() { _mm_sfence(); }
   static F LoadF16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
-  static void StoreF16(uint16_t* p, F v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
-                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  static __m256i ToF16(F v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static void StoreF16(uint16_t* p, F v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), ToF16(v)); }
+  static void StoreF16Stream(uint16_t* p, F v) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToF16(v));
   }
   static F LoadBF16(const uint16_t* p) {
     const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   }
-  static void StoreBF16(uint16_t* p, F v) {
+  static __m256i ToBF16(F v) {
     const __m512i u = _mm512_castps_si512(v);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
     const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
     const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
     const __mmask16 is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
     const __m512i out = _mm512_mask_blend_epi32(is_nan, r, quiet_nan);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(out));
+    return _mm512_cvtepi32_epi16(out);
+  }
+  static void StoreBF16(uint16_t* p, F v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), ToBF16(v)); }
+  static void StoreBF16Stream(uint16_t* p, F v) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToBF16(v));
   }
 
   static F Add(F a, F b) { return _mm512_add_ps(a, b); }

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
+#include "cpu/executor.h"
 #include "cpu/silu_grad_cpu.h"
 
 namespace jas::test {
@@ -148,6 +150,41 @@ TEST(determinism, short_lengths_pad_tails_identically) {
           EXPECT_EQ(Compute(g, xv, out, {isa}), kSuccess);
           EXPECT_TRUE(SameBits(ref, out))
               << DtypeName(t) << " " << IsaName(isa) << " start " << start << " len " << len;
+        }
+      }
+    }
+  }
+}
+
+TEST(determinism, outputs_past_the_cache_match_scalar_bitwise) {
+  // From kStreamStoreMinBytes on the results go out through non-temporal
+  // stores, with the elements before the first aligned vector on the ordinary
+  // path: output offsets move that boundary, thread counts the chunks' edges.
+  Rng rng(4);
+  for (DataType t : kTypes) {
+    const int64_t n = kStreamStoreMinBytes / ElementBytes(t) + 29;
+    Operand go = Contiguous(t, {n}), x = Contiguous(t, {n});
+    FillRandom(go, rng, 1.0);
+    FillRandom(x, rng, 6.0);
+    Operand ref = Contiguous(t, {n});
+    EXPECT_EQ(Compute(go, x, ref, {Isa::kScalar}), kSuccess);
+    CheckAgainstReference(go, x, ref, std::string("scalar ISA ") + DtypeName(t));
+    for (Isa isa : SupportedIsas()) {
+      for (const auto [offset, threads] : {std::pair<int64_t, int64_t>{0, 1}, {1, 3}, {19, 2}}) {
+        {
+          Operand out = Contiguous(t, {n + offset});
+          out.dims = {n};
+          out.offset = offset;
+          EXPECT_EQ(Compute(go, x, out, {isa, 0, threads}), kSuccess);
+          bool same = true, untouched = true;
+          for (int64_t i = 0; i < n && same; ++i) same = out.Bits(offset + i) == ref.Bits(i);
+          for (int64_t i = 0; i < out.StorageSize(); ++i) {
+            if (i < offset || i >= offset + n) untouched = untouched && out.Bits(i) == Sentinel(t);
+          }
+          EXPECT_TRUE(same) << DtypeName(t) << " " << IsaName(isa) << " output offset " << offset << ", "
+                            << threads << " threads differs from scalar";
+          EXPECT_TRUE(untouched) << DtypeName(t) << " " << IsaName(isa) << " output offset " << offset
+                                 << ": wrote outside the view";
         }
       }
     }
