@@ -17,6 +17,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jax_ascend_silu as jas
