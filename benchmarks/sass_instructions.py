@@ -7,7 +7,7 @@ of the memory bandwidth the kernel can use.
 
 The kernels of kernel/cuda/silu_grad_cuda.cu are compiled with nvcc (the
 flags of cmake/cuda_backend.cmake) or read from a built object, disassembled
-with cuobjdump, and each kernel's loop found in the control-flow graph: the
+with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in the control-flow graph: the
 shortest cycle through a loop head that issues as many 16-byte loads as the
 16-byte stores it needs (two per store), calls nothing, and so takes every
 "does any lane need the rare path" test's fast branch. Its instruction count
@@ -25,7 +25,8 @@ issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
 element imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s
 (84 instructions per float32 element, 42 per half element break even).
 
-    python benchmarks/sass_instructions.py [--object OBJ] [--nvcc NVCC] [--cuobjdump TOOL] [--list KERNEL]
+    python benchmarks/sass_instructions.py [--object OBJ] [--nvcc NVCC] [--cuobjdump TOOL] [--nvdisasm TOOL]
+        [--list KERNEL] [--tools]
 
 Fails (exit 1) when a kernel or its loop cannot be found, so the table cannot
 go stale silently.
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import heapq
+import os
 import pathlib
 import re
 import shutil
@@ -66,12 +68,13 @@ TARGET = re.compile(r"0x([0-9a-f]+)")
 
 
 def find_tool(name: str, given: str | None) -> str:
+    """The tool given, on PATH, or from its nvidia-cuda-<name> wheel; exits 1 naming what to install."""
     if given:
         return given
     found = shutil.which(name)
     if found:
         return found
-    try:  # the nvidia-cuda-cuobjdump wheel
+    try:
         import nvidia  # type: ignore[import-not-found]
 
         for base in nvidia.__path__:
@@ -89,10 +92,14 @@ def compile_object(nvcc: str, out: pathlib.Path) -> pathlib.Path:
     return obj
 
 
-def functions(cuobjdump: str, obj: pathlib.Path) -> dict[str, list[tuple[int, str]]]:
+def functions(cuobjdump: str, nvdisasm: str, obj: pathlib.Path) -> dict[str, list[tuple[int, str]]]:
     """Mangled kernel name -> [(address, instruction text)] of its sm_90 SASS."""
-    text = subprocess.run([cuobjdump, "-sass", "-arch", "sm_90", str(obj)], check=True, capture_output=True,
-                          text=True).stdout
+    # cuobjdump disassembles through nvdisasm, found on PATH or by NVDISASM_PATH.
+    env = dict(os.environ, NVDISASM_PATH=str(pathlib.Path(nvdisasm).parent))
+    done = subprocess.run([cuobjdump, "-sass", "-arch", "sm_90", str(obj)], capture_output=True, text=True, env=env)
+    if done.returncode:
+        sys.exit(f"{cuobjdump} -sass failed on {obj}:\n{done.stderr.strip()}")
+    text = done.stdout
     out: dict[str, list[tuple[int, str]]] = {}
     current = None
     for line in text.splitlines():
@@ -265,13 +272,19 @@ def main() -> int:
     parser.add_argument("--object", type=pathlib.Path, help="a built object or cubin (default: compile the source)")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
     parser.add_argument("--cuobjdump")
+    parser.add_argument("--nvdisasm")
+    parser.add_argument("--tools", action="store_true", help="print the disassembly tools found and stop")
     parser.add_argument("--legacy", action="store_true", help="the earlier kernels' names (for a before/after)")
     parser.add_argument("--list", metavar="PATH:DTYPE", help="print one loop's instructions, e.g. flat:float32")
     args = parser.parse_args()
     cuobjdump = find_tool("cuobjdump", args.cuobjdump)
+    nvdisasm = find_tool("nvdisasm", args.nvdisasm)
+    if args.tools:
+        print(f"cuobjdump: {cuobjdump}\nnvdisasm: {nvdisasm}")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         obj = args.object or compile_object(args.nvcc, pathlib.Path(tmp))
-        funcs = functions(cuobjdump, obj)
+        funcs = functions(cuobjdump, nvdisasm, obj)
     names = LEGACY if args.legacy else KERNELS
     failed = False
     rows = []
