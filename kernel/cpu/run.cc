@@ -77,6 +77,8 @@ void Gather(const char* src, int64_t stride, int64_t elem, int64_t n, char* dst)
   }
 }
 
+// One pass of a block function over a loop's elements: the main pass (the
+// result), or phase 1's pass that writes s'(x) into the workspace.
 struct Pass {
   Loop loop;
   BlockFn fn = nullptr;
@@ -150,7 +152,8 @@ void RunRange(const Pass& p, int64_t begin, int64_t end) {
 // End of the chunk starting at `begin`; no overflow however large the chunk.
 int64_t ChunkEnd(int64_t begin, int64_t chunk, int64_t numel) { return begin + std::min(chunk, numel - begin); }
 
-// Shared by the caller and its helper tasks. Helpers hold a reference, so a
+// A Pass split into chunks among the caller and its helper tasks, and the
+// state they share. Helpers hold a reference, so a
 // helper that starts after the pass has finished finds no chunk left and
 // touches nothing else.
 //
@@ -159,7 +162,7 @@ int64_t ChunkEnd(int64_t begin, int64_t chunk, int64_t numel) { return begin + s
 // stream through separate stretches of memory (and fault in separate pages of
 // a fresh output), and a participant that starts late or is descheduled has
 // its work taken over chunk by chunk.
-struct Job {
+struct ParallelPass {
   static constexpr int64_t kMaxSegments = 64;
   struct Segment {  // padded to a cache line: segments do not share one
     std::atomic<int64_t> next{0};
@@ -218,7 +221,7 @@ void WaitForChunks(const std::atomic<int64_t>& done, int64_t num_chunks) {
 }
 
 void HelperTask(void* arg) {
-  std::unique_ptr<std::shared_ptr<Job>> job(static_cast<std::shared_ptr<Job>*>(arg));
+  std::unique_ptr<std::shared_ptr<ParallelPass>> job(static_cast<std::shared_ptr<ParallelPass>*>(arg));
   (*job)->Work();
 }
 
@@ -236,9 +239,9 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Para
     }
     return kSuccess;
   }
-  std::shared_ptr<Job> job;
+  std::shared_ptr<ParallelPass> job;
   try {
-    job = std::make_shared<Job>();
+    job = std::make_shared<ParallelPass>();
   } catch (const std::bad_alloc&) {
     return kErrInnerCreateExecutor;
   }
@@ -247,7 +250,7 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Para
   job->num_chunks = num_chunks;
   job->Plan(helpers + 1);
   for (int64_t i = 0; i < helpers; ++i) {
-    auto* ref = new (std::nothrow) std::shared_ptr<Job>(job);
+    auto* ref = new (std::nothrow) std::shared_ptr<ParallelPass>(job);
     if (ref == nullptr) break;  // fewer helpers; the caller still does the rest
     parallel->schedule(parallel->context, &HelperTask, ref);
   }
