@@ -16,7 +16,9 @@
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   kernel_stream [--rounds R] [--threads T] [--log2 N]... [--dtype float32|bfloat16|float16]...
 //                 [--output warm|fresh|fresh-4k]... [--clock wall|cpu]
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <sys/mman.h>
 #include <time.h>
 
@@ -47,6 +49,14 @@ namespace {
 // A persistent pool, as XLA's intra-op pool is: a task handed to it starts on
 // a thread that is already running (spinning briefly, then asleep), not on a
 // new one. Serves the kernel's Parallel and the contenders alike.
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class Pool {
  public:
   explicit Pool(int workers) {
@@ -80,7 +90,7 @@ class Pool {
       // microseconds of the previous one, and a futex wake-up costs tens.
       const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
       while (pending_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
-        _mm_pause();
+        CpuRelax();
       }
       std::function<void()> task;
       {
@@ -118,12 +128,26 @@ void OnAllThreads(Pool& pool, const std::function<void(int, int)>& body) {
   for (int l; (l = left.load(std::memory_order_acquire)) != 0;) left.wait(l, std::memory_order_acquire);
 }
 
-__attribute__((target("avx512f"))) void MulStream(const float* g, const float* x, float* out, int64_t n) {
+void MulStreamPlain(const float* g, const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] * x[i];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) void MulStreamAvx512(const float* g, const float* x, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i)));
   }
-  for (; i < n; ++i) out[i] = g[i] * x[i];
+  MulStreamPlain(g + i, x + i, out + i, n - i);
+}
+#endif
+
+// AVX-512 where the processor has it (the kernel's widest path), else the compiler's loop.
+void MulStream(const float* g, const float* x, float* out, int64_t n) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return MulStreamAvx512(g, x, out, n);
+#endif
+  MulStreamPlain(g, x, out, n);
 }
 
 void* MapBytes(size_t bytes) {
