@@ -1,7 +1,7 @@
 """Instructions per element of the kernel's compiled inner loops, from objdump.
 
 A proxy for speed where no hardware can time the code (aarch64 here): the
-hot loop of one block kernel (``block::Run<V, Full<V, F32>>`` and friends in
+hot loop of one block kernel (``block::Run<V, Full<V, F32>, false>`` and friends in
 kernel/cpu/block.h) is disassembled, and the shortest cycle through a loop
 head that calls nothing is taken as the loop's common path. That is the
 path on which every "does any lane need the rare path" test says no, since
@@ -10,7 +10,8 @@ longest such cycle is the loop that takes two vectors per iteration
 (``Full::Vec2``); its instruction count over those 2 x lanes elements is the
 result.
 
-    python benchmarks/loop_instructions.py OBJECT [--objdump TOOL] [--dtype F32|F16|BF16] [--list]
+    python benchmarks/loop_instructions.py OBJECT [--objdump TOOL] [--dtype F32|F16|BF16]
+        [--stores plain|streaming] [--list]
 
 OBJECT is one ISA's object file from a CMake build, e.g.
 ``<build>/CMakeFiles/jas_kernel.dir/kernel/cpu/isa_neon.cc.o`` (objdump:
@@ -106,13 +107,16 @@ def main() -> int:
     parser.add_argument("object")
     parser.add_argument("--objdump", default="objdump")
     parser.add_argument("--dtype", choices=("F32", "F16", "BF16"), default="F32")
+    parser.add_argument("--stores", choices=("plain", "streaming"), default="plain",
+                        help="the ordinary loop, or its non-temporal-store twin (x86, outputs past the cache)")
     parser.add_argument("--list", action="store_true", help="print the loop's instructions")
     args = parser.parse_args()
     isa = next((name for name in ISAS if f"isa_{name.lower()}" in args.object), None)
     if isa is None:
         parser.error(f"{args.object}: expected an isa_<scalar|avx2|avx512|neon>.cc.o object")
     elem = f"jas::block::Elem<(jas::DataType){DATA_TYPE[args.dtype]}>"
-    prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} > >("
+    streaming = "true" if args.stores == "streaming" else "false"
+    prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} >, {streaming}>("
     insns = disassemble(args.objdump, args.object, prefix)
     if not insns:
         print(f"no function {prefix}...) in {args.object}", file=sys.stderr)
