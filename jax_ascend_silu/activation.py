@@ -12,7 +12,7 @@ JVP is ``s'(x) * t``, written as a small primitive that is linear in ``t``:
 A primitive rather than ``jax.custom_jvp`` (or ``custom_vjp``, which would
 give no forward mode): differentiating a ``custom_jvp`` switches
 ``jax_debug_nans`` off for jitted functions that already ran (``op.py`` shows
-the JAX bug), which ``jax.nn.silu`` never does.
+the JAX bug), where ``jax.nn.silu``'s gradient leaves it on.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
-"""SiLU's first and second derivatives in plain ``jax.numpy``.
+"""SiLU's first and second derivatives as XLA evaluates them.
 
-The JVP rules use these: written as ordinary jnp code they fuse with their
-neighbours, transpose, batch and shard like any elementwise op. Both return
-float32 (or wider) for any input dtype, so callers round a whole product once.
-s'(x) is as accurate as the kernel's (forward mode meets reverse mode's
-bounds); s''(x) loses relative accuracy only next to its roots. At x = +-inf
-they return their limits (as the kernel does for s'), not the NaN that
-``inf * 0`` would give.
+s'(x) and s''(x) are written in ``jax.numpy`` and used as lowerings (of
+``silu_tangent_p`` in op.py and of ``silu_second_p`` here), so under ``jit``
+they fuse with their neighbours like any elementwise op; their batching,
+transposes and derivatives are those primitives' rules. Both return float32
+(or wider) for any input dtype, so callers round a whole product once. s'(x)
+is as accurate as the kernel's (forward mode meets reverse mode's bounds);
+s''(x) loses relative accuracy only next to its roots. At x = +-inf they
+return their limits (as the kernel does for s'), not the NaN that ``inf * 0``
+would give.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from ._primitive import elementwise_primitive
 
@@ -188,15 +191,21 @@ def _silu_second(x):
 
 
 def _silu_third(x):
-    """The third derivative, s''' = sigma' ((1 - 2 sigma) (3 + x (1 - 2 sigma)) - 2 x sigma'),
-    sigma' = sigma (1 - sigma), in plain jnp (differentiable again); 0 at +-inf."""
+    """The third derivative, s'''(x) = sigma' ((1 - 2 sigma) (3 + x (1 - 2 sigma)) - 2 x sigma'),
+    sigma' = sigma (1 - sigma); 0 at +-inf. The JVP rule of s'' evaluates it
+    under the outer transformation, so it is written in lax, whose operations
+    are primitives (differentiable again), not in jnp, whose jitted functions
+    enter a debug_nans(False) context there (op.py)."""
     v = wide_float(x)
-    inf = jnp.isinf(v)
-    safe = jnp.where(inf, jnp.zeros_like(v), v)
-    sig = jax.nn.sigmoid(safe)
-    d1 = sig * (1 - sig)
-    m = 1 - 2 * sig
-    return jnp.where(inf, jnp.zeros_like(v), d1 * (m * (3 + safe * m) - 2 * safe * d1))
+    zero, one, two = (lax.full_like(v, c) for c in (0, 1, 2))
+    # +-inf, without an infinite constant (which jax_debug_infs would report).
+    inf = lax.bitwise_and(lax.bitwise_not(lax.is_finite(v)), lax.eq(v, v))
+    safe = lax.select(inf, zero, v)
+    sig = lax.logistic(safe)
+    d1 = lax.mul(sig, lax.sub(one, sig))
+    m = lax.sub(one, lax.mul(two, sig))
+    inner = lax.sub(lax.mul(m, lax.add(lax.full_like(v, 3), lax.mul(safe, m))), lax.mul(two, lax.mul(safe, d1)))
+    return lax.select(inf, zero, lax.mul(d1, inner))
 
 
 def _wide_dtype(dtype):
@@ -204,12 +213,11 @@ def _wide_dtype(dtype):
 
 
 # The error-free arithmetic of s'' (rounding, bit masks, scaling) has no
-# useful derivative of its own: the next one is written out (times the
-# tangent with lax.mul, which, unlike jnp's jitted multiply, linearizes
-# without a debug_nans(False) context).
+# useful derivative of its own: the next one is written out in lax
+# (_silu_third).
 silu_second_p = elementwise_primitive(
     "jax_ascend_silu_silu_second", __name__, "silu_second_p", _silu_second,
-    lambda t, x: jax.lax.mul(_silu_third(x), wide_float(t)), out_dtype=_wide_dtype)
+    lambda t, x: lax.mul(_silu_third(x), wide_float(t)), out_dtype=_wide_dtype)
 
 
 def silu_second(x):

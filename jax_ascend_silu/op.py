@@ -13,22 +13,27 @@ and each device calls the kernel on its own shard; on one device (or inside
 bound directly, eager or jitted, batched, transposed or sharded, is the whole
 operator, and ``silu_grad`` and ``silu_grad_p`` agree bit for bit.
 
-No layer of JAX's ``custom_*`` family wraps it. Each of them (``custom_jvp``
-under differentiation, ``custom_vmap`` and a one-device ``custom_partitioning``
-when lowered) evaluates a jaxpr under ``jax.config.debug_nans(False)``, and
-leaving that context switches the NaN check off, for the rest of the
-thread, in every jitted function that already ran; JAX alone shows it
-(jax 0.10.2 to 0.12)::
+No layer of JAX's ``custom_*`` family wraps it, and its rules are written in
+``lax``. JAX evaluates a jaxpr under ``jax.config.debug_nans(False)`` when it
+lowers ``custom_vmap`` or a one-device ``custom_partitioning``, differentiates
+a ``custom_jvp``, and when it differentiates, batches or partially evaluates
+any jitted function (jnp's arithmetic, ``jnp.sum`` and ``jnp.moveaxis`` are
+jitted functions). Leaving that context switches the NaN check off for the
+rest of the thread in every jitted function that already ran, when the flag
+is set process-wide as users set it; JAX alone shows it (jax 0.10.2 to
+0.12)::
 
     jax.config.update("jax_debug_nans", True)
     f = jax.jit(lambda v: v * 2); f(x)
     jax.make_jaxpr(jax.vmap(jnp.sin))(x)      # or jax.jit(custom_vmap_fn)(x)
     f(x_with_nan)                             # returns NaN, no FloatingPointError
 
-A primitive binds nothing of the kind, so the package changes nothing in the
-user's program that ``jax.nn.silu`` leaves alone (tests/test_composition.py
-compares the two). The multi-device lowering still goes through
-``custom_partitioning``, the one public way to partition a custom call.
+A primitive with ``lax`` rules binds nothing of the kind, so the package
+changes nothing in the user's program that ``jax.nn.silu`` leaves alone
+(tests/test_composition.py compares the two, with the flag set per thread
+and process-wide). The multi-device lowering still goes through
+``custom_partitioning``, the one public way to partition a custom call
+(the matrix's sharded cells show the NaN check kept there).
 """
 
 from __future__ import annotations
@@ -104,24 +109,25 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
     ``silu_second_p``), not with the custom call, so that the tangent fuses
     with its neighbours; each primitive is compiled whole when called eagerly,
     and the products around them round alike eager or traced, so an eager JVP
-    gives jit's values. Not jitted itself: differentiating a jitted function
-    enters one of JAX's ``debug_nans(False)`` contexts (module docstring).
-    Every operand is broadcast to ``shape`` first: the package never relies
-    on rank promotion."""
+    gives jit's values. Written in ``lax`` (no jitted function, as jnp's
+    arithmetic is): differentiating or partially evaluating a jitted function
+    enters one of JAX's ``debug_nans(False)`` contexts (module docstring), and
+    this rule runs under an outer ``grad`` whenever SiluGrad is differentiated
+    twice. Every operand is broadcast to ``shape`` first: the package never
+    relies on rank promotion."""
     dtype = x.dtype
-    x = jnp.broadcast_to(x, shape)
     terms = []
     if g_dot is not None:
+        # x as it is: a broadcast x stays unmaterialised, also in the custom
+        # call that the term transposes to.
         terms.append(silu_tangent_p.bind(jnp.broadcast_to(g_dot, shape), x, overwrite=False))
     if x_dot is not None:
-        g, x_dot = jnp.broadcast_to(grad_output, shape), jnp.broadcast_to(x_dot, shape)
-        # lax.mul, not jnp's *: jnp.multiply is a jitted function, and
-        # linearizing one enters a debug_nans(False) context (module docstring).
+        g, x, x_dot = (jnp.broadcast_to(a, shape) for a in (grad_output, x, x_dot))
         term = lax.mul(lax.mul(wide_float(g), silu_second(x)), wide_float(x_dot))
         terms.append(term.astype(dtype))
     if not terms:
         return None
-    return sum(terms[1:], terms[0])
+    return terms[0] if len(terms) == 1 else lax.add(*terms)
 
 
 # The term s'(x) * t, linear in t, is a primitive of its own: evaluated in
@@ -133,7 +139,8 @@ silu_tangent_p = ModulePrimitive("jax_ascend_silu_silu_tangent", __name__, "silu
 
 def _tangent_in_jnp(t, x, *, overwrite):
     del overwrite  # how the transpose stores its result
-    return times_silu_prime(t, x).astype(x.dtype)
+    # Broadcast inside the lowering (XLA fuses it), never by rank promotion.
+    return times_silu_prime(t, jnp.broadcast_to(x, np.broadcast_shapes(t.shape, x.shape))).astype(x.dtype)
 
 
 def _tangent_transpose(ct, t, x, *, overwrite):
@@ -143,27 +150,21 @@ def _tangent_transpose(ct, t, x, *, overwrite):
         return ad.Zero(t.aval), None
     # The backward pass proper: s'(x) * ct through the custom call, written
     # over ct where the caller knows it is dead.
-    return bind_silu_grad(ct, x, overwrite_grad_output=overwrite), None
-
-
-def _tangent_batch(args, dims, *, overwrite):
-    t, x = args
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    t, x = (jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size, *a.shape))
-            for a, d in zip(args, dims))
-    return silu_tangent_p.bind(t, x, overwrite=overwrite), 0
+    return sum_to_shape(bind_silu_grad(ct, x, overwrite_grad_output=overwrite), t.aval.shape), None
 
 
 def _tangent_x_term(x_dot, t, x, *, overwrite):
     """d/dx of s'(x) * t along x_dot: t * s''(x) * x_dot (SiluGrad's JVP term in x)."""
-    return tangent(t, x, None, x_dot, t.shape)
+    return tangent(t, x, None, x_dot, np.broadcast_shapes(t.shape, x.shape))
 
 
-silu_tangent_p.def_abstract_eval(lambda t, x, *, overwrite: t)
+# Shapes broadcast as SiluGrad's do (t, x in grad_output's and x's places).
+silu_tangent_p.def_abstract_eval(lambda t, x, *, overwrite: abstract_eval(t, x))
 silu_tangent_p.def_impl(functools.partial(xla.apply_primitive, silu_tangent_p))
 mlir.register_lowering(silu_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
 ad.primitive_transposes[silu_tangent_p] = _tangent_transpose
-batching.primitive_batchers[silu_tangent_p] = _tangent_batch
+batching.primitive_batchers[silu_tangent_p] = lambda args, dims, *, overwrite: (
+    batch(functools.partial(silu_tangent_p.bind, overwrite=overwrite), args, dims), 0)
 ad.defjvp(silu_tangent_p, lambda t_dot, t, x, *, overwrite: silu_tangent_p.bind(t_dot, x, overwrite=overwrite),
           _tangent_x_term)
 
@@ -226,7 +227,18 @@ def _devices_marker():
     ``custom_partitioning`` equation. JAX hands a lowering rule the program's
     devices only when the program contains an equation that needs them
     (sub-jaxprs in parameters count), and partitioning a call needs them."""
-    return _PARTITIONED_MARKER if jax.device_count() > 1 else None
+    return _PARTITIONED_MARKER if _several_devices() else None
+
+
+def _several_devices() -> bool:
+    """More than one device on the default backend, or on the CPU where an
+    accelerator is the default (a mesh of CPU devices next to one GPU)."""
+    if jax.device_count() > 1:
+        return True
+    try:
+        return len(jax.devices("cpu")) > 1
+    except RuntimeError:  # JAX_PLATFORMS without cpu
+        return False
 
 
 def _spans_devices(axis_context) -> bool:
@@ -301,8 +313,8 @@ def _primitive_jvp(primals, tangents, **params):
     grad_output, x = primals
     g_dot, x_dot = (None if type(t) is ad.Zero else t for t in tangents)
     out = silu_grad_p.bind(grad_output, x, **params)
-    t = tangent(grad_output, x, g_dot, x_dot, out.shape)
-    return out, jnp.zeros_like(out) if t is None else t
+    # JAX calls a JVP rule with at least one nonzero tangent: the tangent is not None.
+    return out, tangent(grad_output, x, g_dot, x_dot, out.shape)
 
 
 silu_grad_p.def_abstract_eval(abstract_eval)

@@ -111,6 +111,15 @@ def kernel_operands(operands, out_shape):
 
 # ------------------------------------------------------------------ batches --
 
+def batch_first(a, d):
+    """``a`` with its batch dimension ``d`` moved first, by lax.transpose: the
+    batching rules run under outer traces, where jnp's jitted moveaxis would
+    enter a debug_nans(False) context (op.py)."""
+    if d == 0:
+        return a
+    return lax.transpose(a, (d, *(i for i in range(a.ndim) if i != d)))
+
+
 def align_batched(operands, batched_dims):
     """Operands for one broadcasting call over a batch: each batched operand gets
     its batch dimension first, then size-1 dims so it right-aligns with the
@@ -119,7 +128,7 @@ def align_batched(operands, batched_dims):
     aligned = []
     for a, d in zip(operands, batched_dims):
         if d is not None:
-            a = jnp.moveaxis(a, d, 0)
+            a = batch_first(a, d)
             a = lax.expand_dims(a, tuple(range(1, 1 + rank - (a.ndim - 1))))
         aligned.append(a)
     return aligned
@@ -129,7 +138,8 @@ def sum_to_shape(a, shape):
     """The transpose of broadcasting ``shape`` up to ``a.shape``."""
     lead = a.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and a.shape[lead + i] != 1)
-    return jnp.sum(a, axis=axes).reshape(shape) if axes else a
+    # lax, not jnp.sum (a jitted function: op.py's debug_nans note).
+    return lax.reduce_sum(a, axes).reshape(shape) if axes else a
 
 
 # ---------------------------------------------------------------- shardings --

@@ -63,6 +63,32 @@ def test_no_broadcast_under_vmap(in_axes, g_shape, x_shape):
     assert "broadcast_in_dim" not in text
 
 
+@pytest.mark.parametrize("how", ["grad", "linear_transpose", "vmap_grad"])
+@pytest.mark.parametrize("case", [c for c in BROADCASTS if c[1] != ()], ids=_ids)
+def test_differentiating_in_grad_output_keeps_x_as_it_is(case, how):
+    """silu_grad's derivative in grad_output is silu_grad again (its tangent
+    transposes to the custom call), with x as the user passed it."""
+    g_shape, x_shape = case
+    out_shape = np.broadcast_shapes(g_shape, x_shape)
+    g, x = jnp.ones(g_shape, jnp.float32), jnp.linspace(-3.0, 3.0, int(np.prod(x_shape)), dtype=jnp.float32)
+    x = x.reshape(x_shape)
+    w = jnp.ones(out_shape, jnp.float32)
+    if how == "grad":
+        fn = jax.grad(lambda a, v: (jas.silu_grad(a, v) * w).sum())
+    elif how == "linear_transpose":
+        def fn(a, v):
+            return jax.linear_transpose(lambda t: jas.silu_grad(t, v), a)(w)[0]
+    else:
+        def fn(a, v):
+            return jax.vmap(jax.grad(lambda b, u: (jas.silu_grad(b, u) * w).sum()), in_axes=(0, None))(
+                jnp.stack([a, a]), v)
+    text = jax.jit(fn).lower(g, x).as_text()
+    calls = _custom_call_lines(text)
+    assert len(calls) == 1, text
+    x_type = f"tensor<{'x'.join(map(str, x_shape))}xf32>"
+    assert f", {x_type})" in calls[0], calls[0]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("case", BROADCASTS[:3], ids=_ids)
 def test_peak_memory_is_the_output_alone(case, dtype):
