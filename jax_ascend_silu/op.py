@@ -113,8 +113,9 @@ def tangent(grad_output, x, g_dot, x_dot, shape):
     arithmetic is): differentiating or partially evaluating a jitted function
     enters one of JAX's ``debug_nans(False)`` contexts (module docstring), and
     this rule runs under an outer ``grad`` whenever SiluGrad is differentiated
-    twice. Every operand is broadcast to ``shape`` first: the package never
-    relies on rank promotion."""
+    twice. The x term's operands are broadcast to ``shape`` and the g term's
+    tangent too (its x broadcasts inside ``silu_tangent_p``): the package
+    never relies on rank promotion."""
     dtype = x.dtype
     terms = []
     if g_dot is not None:
