@@ -118,3 +118,155 @@ def _load_example():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# --- NNX state: what the module changes in place during the call ------------------
+#
+# Each model below changes non-parameter state when called: Dropout advances its RNG
+# stream, BatchNorm its running statistics, a custom layer its own nnx.Variable, and
+# an nnx.Rngs passed on its own advances too. route must leave every one of them as
+# the unrouted function does, step for step.
+
+
+class Tally(nnx.Module):
+    """A custom layer keeping its own state: how often it ran and a running mean."""
+
+    def __init__(self):
+        self.calls = nnx.Variable(jnp.zeros((), jnp.int32))
+        self.mean = nnx.Variable(jnp.zeros(()))
+
+    def __call__(self, x):
+        self.calls[...] += 1
+        self.mean[...] = 0.5 * self.mean[...] + 0.5 * jnp.mean(x)
+        return x
+
+
+def _dropout_model(seed):
+    rngs = nnx.Rngs(seed, dropout=seed + 1)
+    return nnx.Sequential(nnx.Linear(4, 16, rngs=rngs), nnx.silu, nnx.Dropout(0.5, rngs=rngs),
+                          nnx.Linear(16, 2, rngs=rngs))
+
+
+def _batch_norm_model(seed):
+    rngs = nnx.Rngs(seed)
+    return nnx.Sequential(nnx.Linear(4, 16, rngs=rngs), nnx.BatchNorm(16, rngs=rngs), nnx.silu,
+                          nnx.Linear(16, 2, rngs=rngs))
+
+
+def _tally_model(seed):
+    rngs = nnx.Rngs(seed)
+    return nnx.Sequential(nnx.Linear(4, 16, rngs=rngs), nnx.silu, Tally(), nnx.Linear(16, 2, rngs=rngs))
+
+
+class _Everything(nnx.Module):
+    """Dropout with its own stream, BatchNorm, a custom Variable, and a Dropout that
+    draws from an nnx.Rngs passed with the call."""
+
+    def __init__(self, seed):
+        rngs = nnx.Rngs(seed, dropout=seed + 1)
+        self.a = nnx.Linear(4, 16, rngs=rngs)
+        self.bn = nnx.BatchNorm(16, rngs=rngs)
+        self.drop = nnx.Dropout(0.25, rngs=rngs)
+        self.tally = Tally()
+        self.late_drop = nnx.Dropout(0.25)
+        self.b = nnx.Linear(16, 2, rngs=rngs)
+
+    def __call__(self, x, rngs):
+        h = self.tally(self.drop(nnx.silu(self.bn(self.a(x)))))
+        return self.b(self.late_drop(nnx.silu(h), rngs=rngs))
+
+
+NNX_MODELS = {
+    "dropout": _dropout_model,
+    "batch-stats": _batch_norm_model,
+    "custom-variable": _tally_model,
+    "everything": _Everything,
+}
+
+
+def _nnx_loss(inputs, batch):
+    """A loss taking graph nodes inside a pytree: {"model": ..., "rngs": ...} (rngs optional)."""
+    x, y = batch
+    model = inputs["model"]
+    out = model(x, inputs["rngs"]) if "rngs" in inputs else model(x)
+    return jnp.mean((out - y) ** 2)
+
+
+def _nnx_problem(model_name, seed=0):
+    inputs = {"model": NNX_MODELS[model_name](seed)}
+    if model_name == "everything":
+        inputs["rngs"] = nnx.Rngs(seed + 7)
+    kx, ky = jax.random.split(jax.random.PRNGKey(seed + 3))
+    return inputs, (jax.random.normal(kx, (8, 4)), jax.random.normal(ky, (8, 2)))
+
+
+def _step_fns(loss):
+    """Training steps (Adam on nnx.Param) in each way NNX users write them; each returns the loss."""
+    import optax
+
+    def value_and_grad(inputs, opt, batch):
+        value, grads = nnx.value_and_grad(loss)(inputs, batch)
+        opt.update(inputs["model"], grads["model"])
+        return value
+
+    def grad_only(inputs, opt, batch):
+        grads = nnx.grad(loss)(inputs, batch)
+        opt.update(inputs["model"], grads["model"])
+        return loss(inputs, batch)  # a second call: state moves twice per step, routed or not
+
+    def call_only(inputs, opt, batch):
+        return loss(inputs, batch)
+
+    return optax.adam(1e-2), {
+        "jit-value_and_grad": nnx.jit(value_and_grad),
+        "jit-grad": nnx.jit(grad_only),
+        "eager-value_and_grad": value_and_grad,
+        "eager-call": call_only,
+    }
+
+
+def _train_nnx(model_name, loss, mode, steps=4):
+    inputs, batch = _nnx_problem(model_name)
+    tx, steps_by_mode = _step_fns(loss)
+    opt = nnx.Optimizer(inputs["model"], tx, wrt=nnx.Param)
+    losses = [float(steps_by_mode[mode](inputs, opt, batch)) for _ in range(steps)]
+    return losses, inputs
+
+
+def _non_params(inputs):
+    """The non-parameter state as plain arrays (typed RNG keys as their key data)."""
+    leaves = jax.tree.leaves(nnx.state(inputs, nnx.Not(nnx.Param)))
+    return [np.asarray(jax.random.key_data(a) if jnp.issubdtype(a.dtype, jax.dtypes.prng_key) else a) for a in leaves]
+
+
+def _assert_same_nnx_state(routed, unrouted, model_name, mode):
+    """Non-parameter state (RNG counts and keys, batch statistics, custom Variables)
+    as unrouted; parameters within float32 rounding of the two backward passes."""
+    ours, theirs = _non_params(routed), _non_params(unrouted)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # The state moved from its initial values: the comparison tells kept state from dropped state.
+    initial = _non_params(_nnx_problem(model_name)[0])
+    assert any(not np.array_equal(a, b) for a, b in zip(ours, initial))
+    if mode != "eager-call":
+        assert_trees_close(nnx.state(routed, nnx.Param), nnx.state(unrouted, nnx.Param), 1e-4, 1e-6)
+
+
+@pytest.mark.parametrize("model_name", list(NNX_MODELS))
+def test_nnx_state_changes_survive_route(model_name):
+    """The issue's cases: over 4 Adam steps under nnx.jit(nnx.value_and_grad), routed and
+    unrouted losses agree step for step and so does the final non-parameter state."""
+    mode = "jit-value_and_grad"
+    losses, routed = _train_nnx(model_name, jas.route(_nnx_loss), mode)
+    losses0, unrouted = _train_nnx(model_name, _nnx_loss, mode)
+    np.testing.assert_allclose(losses, losses0, rtol=1e-5)
+    _assert_same_nnx_state(routed, unrouted, model_name, mode)
+
+
+@pytest.mark.parametrize("mode", ["jit-grad", "eager-value_and_grad", "eager-call"])
+def test_nnx_state_changes_survive_route_in_every_style(mode):
+    losses, routed = _train_nnx("everything", jas.route(_nnx_loss), mode)
+    losses0, unrouted = _train_nnx("everything", _nnx_loss, mode)
+    np.testing.assert_allclose(losses, losses0, rtol=1e-5)
+    _assert_same_nnx_state(routed, unrouted, "everything", mode)
