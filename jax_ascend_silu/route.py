@@ -23,7 +23,9 @@ and state cannot cross route's own trace; route the transformed ``apply``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -68,38 +70,148 @@ def route(f: F) -> F:
     @functools.wraps(f)
     def routed(*args: Any, **kwargs: Any) -> Any:
         _refuse_inside_haiku(f)
-        leaves, treedef = jax.tree.flatten((args, kwargs))
-        traced = [i for i, leaf in enumerate(leaves) if _is_array(leaf)]
+        nodes = _GraphNodes(f)
+        leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=nodes.is_node)
+        with nodes.carry(leaves) as inputs:
+            traced = [i for i, leaf in enumerate(inputs) if _is_array(leaf)]
 
-        def flat_f(*arrays: Any) -> Any:
-            full = list(leaves)
-            for i, a in zip(traced, arrays):
-                full[i] = a
-            f_args, f_kwargs = jax.tree.unflatten(treedef, full)
-            return _check_outputs(f, f(*f_args, **f_kwargs))
+            def flat_f(*arrays: Any) -> list[Any]:
+                full = list(inputs)
+                for i, a in zip(traced, arrays):
+                    full[i] = a
+                f_args, f_kwargs = jax.tree.unflatten(treedef, nodes.merge_inputs(full))
+                out = f(*f_args, **f_kwargs)
+                with_paths, nodes.out_tree = jax.tree_util.tree_flatten_with_path(out, is_leaf=nodes.is_node)
+                _check_outputs(f, with_paths, nodes.is_node)
+                return nodes.split_outputs([leaf for _, leaf in with_paths])
 
-        arrays = [leaves[i] for i in traced]
-        # Traced with jit on even under jax.disable_jit(): jax.nn.silu is only
-        # recognisable as the jit call it is; the rewritten jaxpr is then
-        # evaluated under the caller's setting.
-        with jax.disable_jit(False):
-            closed, out_shape = jax.make_jaxpr(flat_f, return_shape=True)(*arrays)
-        _warn_if_differentiated(f, closed.jaxpr)
-        out = _Router().eval(closed.jaxpr, closed.consts, arrays)
-        return jax.tree.unflatten(jax.tree.structure(out_shape), [_plain(v) for v in out])
+            arrays = [inputs[i] for i in traced]
+            # Traced with jit on even under jax.disable_jit(): jax.nn.silu is only
+            # recognisable as the jit call it is; the rewritten jaxpr is then
+            # evaluated under the caller's setting.
+            with jax.disable_jit(False), nodes.explain_trace_errors():
+                closed = jax.make_jaxpr(flat_f)(*arrays)
+            _warn_if_differentiated(f, closed.jaxpr)
+            out = [_plain(v) for v in _Router().eval(closed.jaxpr, closed.consts, arrays)]
+            return jax.tree.unflatten(nodes.out_tree, nodes.merge_outputs(out))
 
     return routed  # type: ignore[return-value]
 
 
-def _check_outputs(f: Callable[..., Any], out: Any) -> Any:
-    """f's outputs, or a TypeError naming route and f when one is not an array or number."""
-    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
-        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)):
+def _check_outputs(f: Callable[..., Any], with_paths: list[tuple[Any, Any]], is_node: Callable[[Any], bool]) -> None:
+    """A TypeError naming route and f when an output is neither an array, a number nor an NNX graph node."""
+    for path, leaf in with_paths:
+        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)) and not is_node(leaf):
             raise TypeError(
-                f"route({getattr(f, '__qualname__', repr(f))}): the routed function returned "
+                f"route({_name(f)}): the routed function returned "
                 f"{type(leaf).__name__} {leaf!r} at output{jax.tree_util.keystr(path) or ''}; a routed "
                 "function must return arrays or numbers (in any pytree)")
-    return out
+
+
+def _name(f: Callable[..., Any]) -> str:
+    return getattr(f, "__qualname__", repr(f))
+
+
+class _GraphNodes:
+    """Flax NNX graph nodes (modules, ``nnx.Rngs``, ``nnx.Variable``, optimizers)
+    among a routed call's arguments and results, carried across route's trace as
+    NNX's own transforms carry them: split into a graph definition and state
+    before, merged inside, split again after ``f`` ran, and merged back into the
+    very objects passed, so that what ``f`` changes in place (RNG counts, batch
+    statistics, any Variable, even attributes added) is there after the call as
+    it would be without route. Without ``flax.nnx`` imported nothing is a node."""
+
+    _tags = itertools.count()
+
+    def __init__(self, f: Callable[..., Any]) -> None:
+        self._f = f
+        self._nnx: Any = sys.modules.get("flax.nnx")
+        self._tag = f"jax_ascend_silu.route.{next(self._tags)}"
+        self._at: list[int] = []  # where the argument leaves were graph nodes
+        self._n_leaves = 0
+        self._inner: Any = None  # the argument nodes as f sees them, inside the trace
+        self._record: Any = None  # how to put f's results (and the nodes' new state) back together
+        self.out_tree: Any = None
+
+    def is_node(self, x: Any) -> bool:
+        return self._nnx is not None and self._nnx.graph.is_graph_node(x)
+
+    @contextlib.contextmanager
+    def carry(self, leaves: list[Any]) -> Iterator[list[Any]]:
+        """The argument leaves with each graph node replaced by None and the
+        leaves of their state appended, inside NNX's update context when there are nodes."""
+        self._at = [i for i, leaf in enumerate(leaves) if self.is_node(leaf)]
+        self._n_leaves = len(leaves)
+        if not self._at:
+            yield list(leaves)
+            return
+        nnx = self._nnx
+        with nnx.update_context(self._tag):
+            with nnx.split_context(self._tag) as ctx:
+                self._graphdef, state = ctx.split(tuple(leaves[i] for i in self._at))
+            state_leaves, self._state_tree = jax.tree.flatten(state)
+            plain = [None if i in self._at else leaf for i, leaf in enumerate(leaves)]
+            yield plain + state_leaves
+
+    def merge_inputs(self, full: list[Any]) -> list[Any]:
+        """Inside the trace: the argument leaves, graph nodes rebuilt from their (traced) state."""
+        leaves = full[: self._n_leaves]
+        if not self._at:
+            return leaves
+        with self._nnx.merge_context(self._tag, True) as ctx:
+            self._inner = ctx.merge(self._graphdef, jax.tree.unflatten(self._state_tree, full[self._n_leaves :]))
+        for i, node in zip(self._at, self._inner):
+            leaves[i] = node
+        return leaves
+
+    def split_outputs(self, out: list[Any]) -> list[Any]:
+        """Inside the trace: f's result leaves with graph nodes taken out, followed by
+        the array state of the argument and result nodes (the jaxpr's results)."""
+        at = [i for i, leaf in enumerate(out) if self.is_node(leaf)]
+        if not self._at and not at:
+            self._record = None
+            return out
+        with self._nnx.split_context(self._tag) as ctx:
+            graphdef, state = ctx.split((tuple(self._inner or ()), tuple(out[i] for i in at)))
+        state_leaves, state_tree = jax.tree.flatten(state)
+        # Non-array state (a Python number in a Variable) is set at trace time and kept as it is.
+        dynamic = [i for i, leaf in enumerate(state_leaves) if _is_array(leaf)]
+        plain = [leaf for i, leaf in enumerate(out) if i not in at]
+        self._record = (len(out), at, len(plain), graphdef, state_tree, state_leaves, dynamic)
+        return plain + [state_leaves[i] for i in dynamic]
+
+    def merge_outputs(self, values: list[Any]) -> list[Any]:
+        """After the trace: f's result leaves, the argument nodes updated in place
+        and result nodes rebuilt (the argument objects themselves where f returned them)."""
+        if self._record is None:
+            return values
+        n_out, at, n_plain, graphdef, state_tree, state_leaves, dynamic = self._record
+        state_leaves = list(state_leaves)
+        for i, value in zip(dynamic, values[n_plain:]):
+            state_leaves[i] = value
+        with self._nnx.merge_context(self._tag, False) as ctx:
+            _, out_nodes = ctx.merge(graphdef, jax.tree.unflatten(state_tree, state_leaves))
+        plain, nodes = iter(values[:n_plain]), iter(out_nodes)
+        return [next(nodes) if i in at else next(plain) for i in range(n_out)]
+
+    @contextlib.contextmanager
+    def explain_trace_errors(self) -> Iterator[None]:
+        """NNX refuses to change, inside route's trace, a module that f closes over:
+        say which argument to pass instead."""
+        errors = sys.modules.get("flax.errors")
+        if errors is None:
+            yield
+            return
+        try:
+            yield
+        except errors.TraceContextError as err:
+            raise RuntimeError(
+                f"route({_name(self._f)}): the routed function changes a Flax NNX object that it does not "
+                f"take as an argument ({err}). route carries the state of NNX modules, nnx.Rngs and "
+                "Variables passed as arguments (anywhere in a pytree) and writes it back after the call; "
+                "pass the module to the routed function instead of closing over it: "
+                "route(loss)(model, x) with loss(model, x)."
+            ) from err
 
 
 def _plain(value: Any) -> Any:
@@ -157,9 +269,8 @@ def _refuse_inside_haiku(f: Callable[..., Any]) -> None:
         hk.running_init()
     except ValueError:
         return  # not inside a Haiku transform
-    name = getattr(f, "__qualname__", repr(f))
     raise RuntimeError(
-        f"route({name}) was called inside a Haiku transform: Haiku's parameters and state cannot "
+        f"route({_name(f)}) was called inside a Haiku transform: Haiku's parameters and state cannot "
         "cross route's trace. Transform the plain function and route its apply instead: "
         "net = hk.transform(f); params = net.init(rng, x); route(net.apply)(params, rng, x) "
         "(jax.grad(route(loss)) for a loss that calls net.apply)."
@@ -259,7 +370,7 @@ def _warn_if_differentiated(f: Callable[..., Any], jaxpr: Jaxpr) -> None:
     count = forward or backward
     if count:
         warnings.warn(
-            f"route({getattr(f, '__qualname__', repr(f))}): {count} differentiated jax.nn.silu "
+            f"route({_name(f)}): {count} differentiated jax.nn.silu "
             "call(s) run unchanged: jax.grad or jax.vjp runs inside the routed function, which "
             "traces the SiLU backward before route sees it. Apply route to the function being "
             "differentiated instead.",
