@@ -176,11 +176,42 @@ class _Everything(nnx.Module):
         return self.b(self.late_drop(nnx.silu(h), rngs=rngs))
 
 
+class _Block(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(8, 8, rngs=rngs)
+        self.bn = nnx.BatchNorm(8, rngs=rngs)
+        self.drop = nnx.Dropout(0.25, rngs=rngs)
+
+    def __call__(self, x):
+        return x + self.drop(nnx.silu(self.bn(self.linear(x))))
+
+
+class _ScanStack(nnx.Module):
+    """Three blocks with stacked parameters, statistics and RNG streams (made by nnx.vmap),
+    applied by nnx.scan; `body` wraps the scanned function (route, in one test)."""
+
+    def __init__(self, seed, body=lambda f: f):
+        @nnx.split_rngs(splits=3)
+        @nnx.vmap(in_axes=(0,), out_axes=0)
+        def make(rngs):
+            return _Block(rngs)
+
+        rngs = nnx.Rngs(seed, dropout=seed + 1)
+        self.embed = nnx.Linear(4, 8, rngs=rngs)
+        self.blocks = make(rngs)
+        self.head = nnx.Linear(8, 2, rngs=rngs)
+        self.scan = nnx.scan(body(lambda x, block: block(x)), in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)
+
+    def __call__(self, x):
+        return self.head(self.scan(self.embed(x), self.blocks))
+
+
 NNX_MODELS = {
     "dropout": _dropout_model,
     "batch-stats": _batch_norm_model,
     "custom-variable": _tally_model,
     "everything": _Everything,
+    "scan-stack": _ScanStack,
 }
 
 
@@ -192,8 +223,8 @@ def _nnx_loss(inputs, batch):
     return jnp.mean((out - y) ** 2)
 
 
-def _nnx_problem(model_name, seed=0):
-    inputs = {"model": NNX_MODELS[model_name](seed)}
+def _nnx_problem(model_name, seed=0, **options):
+    inputs = {"model": NNX_MODELS[model_name](seed, **options)}
     if model_name == "everything":
         inputs["rngs"] = nnx.Rngs(seed + 7)
     kx, ky = jax.random.split(jax.random.PRNGKey(seed + 3))
@@ -228,8 +259,8 @@ def _step_fns(loss):
     }
 
 
-def _train_nnx(model_name, loss, mode, steps=4):
-    inputs, batch = _nnx_problem(model_name)
+def _train_nnx(model_name, loss, mode, steps=4, **options):
+    inputs, batch = _nnx_problem(model_name, **options)
     tx, steps_by_mode = _step_fns(loss)
     opt = nnx.Optimizer(inputs["model"], tx, wrt=nnx.Param)
     losses = [float(steps_by_mode[mode](inputs, opt, batch)) for _ in range(steps)]
@@ -273,3 +304,40 @@ def test_nnx_state_changes_survive_route_in_every_style(mode):
     losses0, unrouted = _train_nnx("everything", _nnx_loss, mode)
     np.testing.assert_allclose(losses, losses0, rtol=1e-5)
     _assert_same_nnx_state(routed, unrouted, "everything", mode)
+
+
+def test_route_inside_nnx_scan_body_keeps_the_stacked_state():
+    mode = "jit-value_and_grad"
+    losses, routed = _train_nnx("scan-stack", _nnx_loss, mode, body=jas.route)
+    losses0, unrouted = _train_nnx("scan-stack", _nnx_loss, mode)
+    np.testing.assert_allclose(losses, losses0, rtol=1e-5)
+    _assert_same_nnx_state(routed, unrouted, "scan-stack", mode)
+
+
+
+def test_graph_nodes_passed_alone_returned_or_grown_stay_the_objects_passed():
+    """Eagerly: an nnx.Rngs as its own argument advances; a module f returns is the one
+    passed; a Variable f adds to a module is there afterwards, as without route."""
+
+    def f(model, x, rngs):
+        model.seen = nnx.Variable(jnp.sum(x))  # an attribute added during the call
+        return model(x, rngs=rngs).sum(), model
+
+    runs = []
+    for fn in (f, jas.route(f)):
+        model, rngs = nnx.Dropout(0.5), nnx.Rngs(dropout=3)
+        value, returned = fn(model, jnp.arange(6.0), rngs)
+        assert returned is model
+        runs.append((float(value), int(rngs.dropout.count[...]), float(model.seen[...])))
+    assert runs[0] == runs[1] and runs[0][1] == 1 and runs[0][2] == 15.0
+
+
+def test_module_changed_while_closed_over_is_refused_with_what_to_do():
+    model = _dropout_model(0)
+    x = jnp.ones((2, 4))
+    with pytest.raises(RuntimeError, match=r"route\(.*<lambda>\): the routed function changes a Flax NNX object "
+                       r"that it does not take as an argument .*RngCount.*pass the module to the routed function"):
+        jas.route(lambda x: model(x).sum())(x)
+    # Read only, a closed-over module is fine.
+    model.eval()
+    np.testing.assert_array_equal(jas.route(lambda x: model(x).sum())(x), model(x).sum())

@@ -2,6 +2,8 @@
 with the values and gradients of the original."""
 
 import functools
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -232,3 +234,15 @@ def test_training_loop_with_routed_loss_follows_the_original():
     np.testing.assert_allclose(losses, losses0, rtol=1e-4)
     assert_trees_close(trained, trained0, 1e-4, 1e-5)
     assert custom_calls(train(jas.route(loss)), params) == 1
+
+
+def test_route_does_not_import_flax():
+    """route looks for Flax NNX graph nodes only where flax.nnx is already imported."""
+    program = (
+        "import sys, jax, jax.numpy as jnp, jax_ascend_silu as jas\n"
+        "g = jax.grad(jas.route(lambda p, x: jnp.sum(jax.nn.silu(p['w'] * x))))({'w': jnp.ones(3)}, jnp.ones(3))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('flax', 'keras', 'equinox', 'haiku')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
