@@ -80,6 +80,62 @@ def test_equinox_training_steps_follow_the_original():
     assert ours[-1] < ours[0]
 
 
+def _sgd_steps(step, params, state, steps=4):
+    """Runs step(params, state) -> (params, state, loss) and returns the losses and final values."""
+    losses = []
+    for _ in range(steps):
+        params, state, value = step(params, state)
+        losses.append(float(value))
+    return losses, params, state
+
+
+def _assert_same_run(ours, theirs):
+    """Same losses step for step, same state (running statistics), parameters within rounding."""
+    (losses, params, state), (losses0, params0, state0) = ours, theirs
+    np.testing.assert_allclose(losses, losses0, rtol=1e-5)
+    assert_trees_close(state, state0, 1e-5, 1e-6)
+    assert_trees_close(params, params0, 1e-4, 1e-6)
+
+
+def test_equinox_batch_norm_state_follows_the_original():
+    eqx = pytest.importorskip("equinox", reason="Equinox not installed (extra [equinox])")
+    x, y = _data(n=8, d_in=4, d_out=2)
+
+    class Net(eqx.Module):
+        a: eqx.nn.Linear
+        bn: eqx.nn.BatchNorm
+        b: eqx.nn.Linear
+
+        def __init__(self, key):
+            ka, kb = jax.random.split(key)
+            self.a = eqx.nn.Linear(4, 16, key=ka)
+            self.bn = eqx.nn.BatchNorm(16, axis_name="batch", mode="ema", momentum=0.5)
+            self.b = eqx.nn.Linear(16, 2, key=kb)
+
+        def __call__(self, x, state):
+            h, state = self.bn(self.a(x), state)
+            return self.b(jax.nn.silu(h)), state
+
+    def loss(model, state, x, y):
+        out, state = jax.vmap(model, axis_name="batch", in_axes=(0, None), out_axes=(0, None))(x, state)
+        return jnp.mean((out - y) ** 2), state
+
+    def train(loss_fn):
+        @eqx.filter_jit
+        def step(model, state):
+            (value, state), grads = eqx.filter_value_and_grad(loss_fn, has_aux=True)(model, state, x, y)
+            return eqx.apply_updates(model, jax.tree.map(lambda g: -0.1 * g, grads)), state, value
+
+        model, state = eqx.nn.make_with_state(Net)(jax.random.PRNGKey(0))
+        losses, model, state = _sgd_steps(step, model, state)
+        return losses, eqx.filter(model, eqx.is_array), state
+
+    ours, theirs = train(jas.route(loss)), train(loss)
+    _assert_same_run(ours, theirs)
+    initial = eqx.nn.make_with_state(Net)(jax.random.PRNGKey(0))[1]
+    assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(ours[2]), jax.tree.leaves(initial)))
+
+
 # -------------------------------------------------------------------- Haiku --
 
 def _haiku():
@@ -128,6 +184,35 @@ def test_haiku_apply_with_rng_through_route():
 
     assert_trees_close(jax.grad(loss(jas.route(net.apply)))(params), jax.grad(loss(net.apply))(params))
     assert custom_calls(jax.grad(loss(jas.route(net.apply))), params) == 1
+
+
+def test_haiku_batch_norm_state_follows_the_original():
+    hk = _haiku()
+    x, y = _data(n=8, d_in=4, d_out=2)
+
+    def forward(x):
+        h = hk.BatchNorm(create_scale=True, create_offset=True, decay_rate=0.5)(hk.Linear(16)(x), is_training=True)
+        return hk.Linear(2)(jax.nn.silu(h))
+
+    net = hk.without_apply_rng(hk.transform_with_state(forward))
+    params, state = net.init(jax.random.PRNGKey(1), x)
+
+    def train(apply):
+        def loss(p, s):
+            out, s = apply(p, s, x)
+            return jnp.mean((out - y) ** 2), s
+
+        @jax.jit
+        def step(p, s):
+            (value, s), grads = jax.value_and_grad(loss, has_aux=True)(p, s)
+            return jax.tree.map(lambda a, g: a - 0.1 * g, p, grads), s, value
+
+        return _sgd_steps(step, params, state)
+
+    ours, theirs = train(jas.route(net.apply)), train(net.apply)
+    _assert_same_run(ours, theirs)
+    assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(ours[2]), jax.tree.leaves(state)))
+    assert custom_calls(lambda p: jax.grad(lambda q: jnp.sum(jas.route(net.apply)(q, state, x)[0]))(p), params) == 1
 
 
 @pytest.mark.parametrize("stage", ["init", "apply"])

@@ -1,0 +1,151 @@
+"""route() in Keras 3 on the JAX backend: Keras runs `activation="silu"`,
+`keras.activations.silu` and `keras.ops.silu` through jax.nn.silu, so a routed
+training step runs their backward through SiluGrad. Both of docs/dropin.md's
+recipes: the stateless loop (model.stateless_call inside jax.value_and_grad),
+and model.fit through a model whose compute_loss_and_updates is routed, in
+float32 and mixed_float16. Routed and unrouted training agree step for step,
+non-trainable state (BatchNormalization statistics, Dropout's seed) included.
+
+Keras is an optional extra (pyproject.toml: keras); without it the module is
+skipped, naming the extra."""
+
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+# Keras picks its backend when first imported; these tests are about its JAX backend.
+os.environ.setdefault("KERAS_BACKEND", "jax")
+keras = pytest.importorskip("keras", reason="Keras 3 not installed (extra [keras])")
+if keras.backend.backend() != "jax":
+    pytest.skip(f"Keras runs on its {keras.backend.backend()} backend here; route needs KERAS_BACKEND=jax",
+                allow_module_level=True)
+
+import jax_ascend_silu as jas  # noqa: E402
+from checks import assert_trees_close, custom_calls  # noqa: E402
+
+
+class RoutedModel(keras.Model):
+    """docs/dropin.md's fit recipe: every SiLU backward of the training step through SiluGrad."""
+
+    def compute_loss_and_updates(self, *args, **kwargs):
+        return jas.route(super().compute_loss_and_updates)(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((16, 4)).astype("float32"), rng.standard_normal((16, 2)).astype("float32")
+
+
+def _values(variables):
+    return [np.asarray(v.value) for v in variables]
+
+
+# --------------------------------------------------------------- model.fit --
+
+def _fit(model_class, data, epochs):
+    """A Dense(silu) + BatchNormalization + Dropout model trained by fit, from a fixed seed."""
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((4,))
+    h = keras.layers.Dense(16, activation="silu")(inputs)
+    h = keras.layers.Dropout(0.25, seed=1)(keras.layers.BatchNormalization(momentum=0.5)(h))
+    model = model_class(inputs, keras.layers.Dense(2)(h))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    history = model.fit(*data, epochs=epochs, batch_size=8, shuffle=False, verbose=0)
+    return model, history.history["loss"]
+
+
+def _train_step_custom_calls(model, data):
+    """SiluGrad calls in the program of one training step, as fit runs it (model.train_step)."""
+    state = tuple(_values(v) for v in (model.trainable_variables, model.non_trainable_variables,
+                                       model.optimizer.variables, model.metrics_variables))
+    batch = tuple(a[:8] for a in data)
+    return custom_calls(lambda s, d: model.train_step(s, d), state, batch)
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+def test_fit_with_routed_compute_loss_and_updates_follows_plain_fit(data, policy):
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        model, losses = _fit(RoutedModel, data, epochs=4)
+        model0, losses0 = _fit(keras.Model, data, epochs=4)
+        if policy == "mixed_float16":
+            # compile wraps the optimizer in a LossScaleOptimizer; the SiLU runs in float16.
+            assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+            assert model.layers[1].compute_dtype == "float16"
+        calls = _train_step_custom_calls(model, data), _train_step_custom_calls(model0, data)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    # float16 activations: the two backward passes round differently (JAX's autodiff in float16).
+    rtol, atol = (1e-5, 1e-6) if policy == "float32" else (2e-3, 2e-3)
+    np.testing.assert_allclose(losses, losses0, rtol=rtol)
+    paths = [v.path for v in model.variables]
+    assert any("moving_mean" in p for p in paths) and any("seed_generator" in p for p in paths)
+    for path, a, b in zip(paths, _values(model.variables), _values(model0.variables)):
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, err_msg=path)
+    assert calls == (1, 0)
+
+
+# ----------------------------------------------------- the stateless loop --
+
+def _rnn_model():
+    """A SimpleRNN with activation="silu" (Keras runs it under lax.scan) and a Dense head."""
+    keras.utils.set_random_seed(1)
+    return keras.Sequential([keras.Input((5, 4)), keras.layers.SimpleRNN(8, activation="silu"),
+                             keras.layers.Dense(2)])
+
+
+def _stateless_training(model, routed, steps=3):
+    """docs/dropin.md's stateless loop: jax.value_and_grad of a (routed) function
+    calling model.stateless_call, the optimizer applied statelessly."""
+    optimizer = keras.optimizers.SGD(0.1)
+    optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.MeanSquaredError()
+
+    def compute_loss(trainable, non_trainable, x, y):
+        y_pred, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+        return loss_fn(y, y_pred), non_trainable
+
+    grad_fn = jax.value_and_grad(jas.route(compute_loss) if routed else compute_loss, has_aux=True)
+
+    @jax.jit
+    def train_step(state, x, y):
+        trainable, non_trainable, opt_vars = state
+        (loss, non_trainable), grads = grad_fn(trainable, non_trainable, x, y)
+        trainable, opt_vars = optimizer.stateless_apply(opt_vars, grads, trainable)
+        return loss, (trainable, non_trainable, opt_vars)
+
+    return train_step, tuple(_values(v) for v in (model.trainable_variables, model.non_trainable_variables,
+                                                  optimizer.variables))
+
+
+def test_stateless_loop_trains_an_rnn_with_silu_as_unrouted():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((6, 5, 4)).astype("float32")
+    y = rng.standard_normal((6, 2)).astype("float32")
+    runs = []
+    for routed in (True, False):
+        step, state = _stateless_training(_rnn_model(), routed)
+        calls = custom_calls(step, state, x, y)
+        losses = []
+        for _ in range(3):
+            loss, state = step(state, x, y)
+            losses.append(float(loss))
+        runs.append((losses, state[0], calls))
+    (losses, weights, calls), (losses0, weights0, calls0) = runs
+    np.testing.assert_allclose(losses, losses0, rtol=1e-5)
+    assert losses[-1] < losses[0]
+    assert_trees_close(weights, weights0, 1e-5, 1e-6)
+    # One SiLU per time step, all inside the scan's loop: one call in the program.
+    assert (calls, calls0) == (1, 0)
+
+
+def test_keras_silu_spellings_reach_the_kernel():
+    x = jnp.linspace(-4.0, 4.0, 9, dtype=jnp.float32)
+    for act in (keras.activations.silu, keras.ops.silu, keras.activations.get("swish")):
+        loss = lambda v, act=act: jnp.sum(act(v) ** 2)  # noqa: E731
+        np.testing.assert_allclose(jax.grad(jas.route(loss))(x), jax.grad(loss)(x), rtol=2e-6, atol=1e-7)
+        assert custom_calls(jax.grad(jas.route(loss)), x) == 1
