@@ -83,7 +83,11 @@ def route(f: F) -> F:
                 out = f(*f_args, **f_kwargs)
                 with_paths, nodes.out_tree = jax.tree_util.tree_flatten_with_path(out, is_leaf=nodes.is_node)
                 _check_outputs(f, with_paths, nodes.is_node)
-                return nodes.split_outputs([leaf for _, leaf in with_paths])
+                results = nodes.split_outputs([leaf for _, leaf in with_paths])
+                numbers[:] = [type(leaf) in (bool, int, float, complex) for leaf in results]
+                return results
+
+            numbers: list[bool] = []  # which results f returned as Python numbers
 
             arrays = [inputs[i] for i in traced]
             # Traced with jit on even under jax.disable_jit(): jax.nn.silu is only
@@ -92,7 +96,9 @@ def route(f: F) -> F:
             with jax.disable_jit(False), nodes.explain_trace_errors():
                 closed = jax.make_jaxpr(flat_f)(*arrays)
             _warn_if_differentiated(f, closed.jaxpr)
-            out = [_plain(v) for v in _Router().eval(closed.jaxpr, closed.consts, arrays)]
+            results = _Router().eval(closed.jaxpr, closed.consts, arrays)
+            out = [_plain(v) if number else _array(v, aval)
+                   for v, number, aval in zip(results, numbers, closed.out_avals)]
             return jax.tree.unflatten(nodes.out_tree, nodes.merge_outputs(out))
 
     return routed  # type: ignore[return-value]
@@ -226,6 +232,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, complex):
         return complex(value)
     return value
+
+
+def _array(value: Any, aval: Any) -> Any:
+    """An array f returned, as an array: a constant one is a literal in the jaxpr,
+    which holds it as a Python or NumPy scalar."""
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return value
+    return jax.numpy.asarray(value, dtype=aval.dtype)
 
 
 def _is_array(leaf: Any) -> bool:

@@ -246,3 +246,11 @@ def test_route_does_not_import_flax():
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_constant_arrays_come_back_as_arrays():
+    """A constant array f returns is a literal in the traced program; route returns it as
+    the array f returned, and a Python number as that number."""
+    flag, count, value = jas.route(lambda x: (jnp.array(False), 3, jnp.sum(x)))(jnp.ones(3))
+    assert isinstance(flag, jax.Array) and flag.dtype == jnp.bool_ and not bool(flag)
+    assert type(count) is int and count == 3 and float(value) == 3.0

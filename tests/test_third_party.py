@@ -212,7 +212,6 @@ def test_haiku_batch_norm_state_follows_the_original():
     ours, theirs = train(jas.route(net.apply)), train(net.apply)
     _assert_same_run(ours, theirs)
     assert not all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(ours[2]), jax.tree.leaves(state)))
-    assert custom_calls(lambda p: jax.grad(lambda q: jnp.sum(jas.route(net.apply)(q, state, x)[0]))(p), params) == 1
 
 
 @pytest.mark.parametrize("stage", ["init", "apply"])
