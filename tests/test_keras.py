@@ -6,8 +6,8 @@ and model.fit through a model whose compute_loss_and_updates is routed, in
 float32 and mixed_float16. Routed and unrouted training agree step for step,
 non-trainable state (BatchNormalization statistics, Dropout's seed) included.
 
-Keras is an optional extra (pyproject.toml: keras); without it the module is
-skipped, naming the extra."""
+Keras is an optional extra (pyproject.toml: keras; keras-hub for its Llama
+backbone); without it the module is skipped, naming the extra."""
 
 import os
 
@@ -24,7 +24,7 @@ if keras.backend.backend() != "jax":
                 allow_module_level=True)
 
 import jax_ascend_silu as jas  # noqa: E402
-from checks import assert_trees_close, custom_calls  # noqa: E402
+from checks import HLO_CALL, assert_trees_close, custom_calls  # noqa: E402
 
 
 class RoutedModel(keras.Model):
@@ -153,3 +153,27 @@ def test_keras_silu_spellings_reach_the_kernel():
         loss = lambda v, act=act: jnp.sum(act(v) ** 2)  # noqa: E731
         np.testing.assert_allclose(jax.grad(jas.route(loss))(x), jax.grad(loss)(x), rtol=2e-6, atol=1e-7)
         assert custom_calls(jax.grad(jas.route(loss)), x) == 1
+
+
+# ------------------------------------------------------------------ keras-hub --
+
+def test_keras_hub_llama_backbone_gradients_one_custom_call_per_decoder_layer():
+    """A tiny Llama-style backbone with random weights, built here (nothing downloaded):
+    its SwiGLU feed-forwards run keras.activations.silu, once per decoder layer."""
+    keras_hub = pytest.importorskip("keras_hub", reason="keras-hub not installed (extra [keras-hub])")
+    keras.utils.set_random_seed(3)
+    layers = 2
+    backbone = keras_hub.models.LlamaBackbone(vocabulary_size=64, num_layers=layers, num_query_heads=2,
+                                              num_key_value_heads=1, hidden_dim=16, intermediate_dim=32)
+    tokens = np.random.default_rng(4).integers(0, 64, (2, 6)).astype("int32")
+    inputs = {"token_ids": tokens, "padding_mask": np.ones_like(tokens)}
+    trainable = _values(backbone.trainable_variables)
+    non_trainable = _values(backbone.non_trainable_variables)
+
+    def loss(trainable, inputs):
+        out, _ = backbone.stateless_call(trainable, non_trainable, inputs)
+        return jnp.mean(out.astype(jnp.float32) ** 2)
+
+    routed, plain = (jax.jit(jax.grad(f)).lower(trainable, inputs).compile() for f in (jas.route(loss), loss))
+    assert_trees_close(routed(trainable, inputs), plain(trainable, inputs), 1e-4, 1e-6)
+    assert routed.as_text().count(HLO_CALL) == layers
