@@ -17,8 +17,16 @@ Left as they are, on purpose:
 - SiLU that ``f`` already differentiates itself (``jax.grad`` inside ``f``):
   apply ``route`` to the function being differentiated (a warning says so).
 
+Flax NNX graph nodes among the arguments (modules, ``nnx.Rngs``, Variables,
+anywhere in a pytree) are split into a graph definition and state before the
+trace and merged back into the same objects after it, as NNX's own transforms
+do, so state ``f`` changes in place (Dropout RNG counts, BatchNorm statistics)
+is kept. ``flax`` is never imported here: only where ``flax.nnx`` already is
+can an argument be a graph node.
+
 Refused: a routed function called inside a Haiku transform, whose parameters
-and state cannot cross route's own trace; route the transformed ``apply``.
+and state cannot cross route's own trace (route the transformed ``apply``),
+and one that changes an NNX module it closes over (pass it as an argument).
 """
 
 from __future__ import annotations
@@ -57,12 +65,14 @@ def route(f: F) -> F:
     Array arguments (``jax.Array``, NumPy arrays and scalars) are traced, as
     under ``jax.jit``; every other leaf (Python numbers, strings, ``None``,
     callables) is passed to ``f`` unchanged, so Python control flow on it
-    works as in ``f``.
+    works as in ``f``. Flax NNX modules, ``nnx.Rngs`` and Variables passed
+    (or returned) keep what ``f`` does to them, as in an unrouted call.
 
     Raises:
       TypeError: ``f`` is not callable.
       RuntimeError: when the routed function is called inside a Haiku
-        transform (``hk.transform``); route ``net.apply`` instead.
+        transform (``hk.transform``); route ``net.apply`` instead. When it
+        changes a Flax NNX module it closes over; pass the module instead.
     """
     if not callable(f):
         raise TypeError(f"route: expected the function to route, got {type(f).__name__} {f!r}")
@@ -74,6 +84,7 @@ def route(f: F) -> F:
         leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=nodes.is_node)
         with nodes.carry(leaves) as inputs:
             traced = [i for i, leaf in enumerate(inputs) if _is_array(leaf)]
+            numbers: list[bool] = []  # which results f returned as Python numbers
 
             def flat_f(*arrays: Any) -> list[Any]:
                 full = list(inputs)
@@ -86,8 +97,6 @@ def route(f: F) -> F:
                 results = nodes.split_outputs([leaf for _, leaf in with_paths])
                 numbers[:] = [type(leaf) in (bool, int, float, complex) for leaf in results]
                 return results
-
-            numbers: list[bool] = []  # which results f returned as Python numbers
 
             arrays = [inputs[i] for i in traced]
             # Traced with jit on even under jax.disable_jit(): jax.nn.silu is only
@@ -148,11 +157,15 @@ class _GraphNodes:
         leaves of their state appended, inside NNX's update context when there are nodes."""
         self._at = [i for i, leaf in enumerate(leaves) if self.is_node(leaf)]
         self._n_leaves = len(leaves)
-        if not self._at:
+        if self._nnx is None:
             yield list(leaves)
             return
         nnx = self._nnx
+        # Entered even without node arguments: f may return nodes it creates.
         with nnx.update_context(self._tag):
+            if not self._at:
+                yield list(leaves)
+                return
             with nnx.split_context(self._tag) as ctx:
                 self._graphdef, state = ctx.split(tuple(leaves[i] for i in self._at))
             state_leaves, self._state_tree = jax.tree.flatten(state)

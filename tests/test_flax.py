@@ -321,7 +321,8 @@ def test_nnx_scan_over_layers_keeps_the_stacked_state():
 
 def test_graph_nodes_passed_alone_returned_or_grown_stay_the_objects_passed():
     """Eagerly: an nnx.Rngs as its own argument advances; a module f returns is the one
-    passed; a Variable f adds to a module is there afterwards, as without route."""
+    passed; a Variable f adds to a module is there afterwards; a module f creates comes
+    back with concrete values, as without route."""
 
     def f(model, x, rngs):
         model.seen = nnx.Variable(jnp.sum(x))  # an attribute added during the call
@@ -334,6 +335,14 @@ def test_graph_nodes_passed_alone_returned_or_grown_stay_the_objects_passed():
         assert returned is model
         runs.append((float(value), int(rngs.dropout.count[...]), float(model.seen[...])))
     assert runs[0] == runs[1] and runs[0][1] == 1 and runs[0][2] == 15.0
+
+    def make(x):  # a module created inside and returned
+        layer = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+        return layer(x).sum(), layer
+
+    (value, layer), (value0, layer0) = jas.route(make)(jnp.ones(3)), make(jnp.ones(3))
+    assert float(value) == float(value0) and isinstance(layer, nnx.Linear)
+    np.testing.assert_array_equal(layer.kernel[...], layer0.kernel[...])
 
 
 def test_module_changed_while_closed_over_is_refused_with_what_to_do():
