@@ -340,6 +340,32 @@ def test_route_inside_nnx_vmap_keeps_each_layers_state():
     assert not all(np.array_equal(a, b) for a, b in zip(state, _non_params(initial)))
 
 
+def test_graph_nodes_passed_alone_returned_or_grown_stay_the_objects_passed():
+    """Eagerly: an nnx.Rngs as its own argument advances; a module f returns is the one
+    passed; a Variable f adds to a module is there afterwards; a module f creates comes
+    back with concrete values, as without route."""
+
+    def f(model, x, rngs):
+        model.seen = nnx.Variable(jnp.sum(x))  # an attribute added during the call
+        return model(x, rngs=rngs).sum(), model
+
+    runs = []
+    for fn in (f, jas.route(f)):
+        model, rngs = nnx.Dropout(0.5), nnx.Rngs(dropout=3)
+        value, returned = fn(model, jnp.arange(6.0), rngs)
+        assert returned is model
+        runs.append((float(value), int(rngs.dropout.count[...]), float(model.seen[...])))
+    assert runs[0] == runs[1] and runs[0][1] == 1 and runs[0][2] == 15.0
+
+    def make(x):  # a module created inside and returned
+        layer = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+        return layer(x).sum(), layer
+
+    (value, layer), (value0, layer0) = jas.route(make)(jnp.ones(3)), make(jnp.ones(3))
+    assert float(value) == float(value0) and isinstance(layer, nnx.Linear)
+    np.testing.assert_array_equal(layer.kernel[...], layer0.kernel[...])
+
+
 def test_module_changed_while_closed_over_is_refused_with_what_to_do():
     model = _dropout_model(0)
     x = jnp.ones((2, 4))
