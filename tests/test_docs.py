@@ -151,3 +151,12 @@ def test_every_block_is_run_or_marked_as_not_python():
         found = sum(isinstance(e.parsed, str) for e in SYBIL.parse(path))
         assert found == languages.count("python"), f"{where}: {languages.count('python')} python fences, Sybil found {found}"
     assert any(_cases()), "no Python blocks found in README.md or docs/"
+
+
+def test_extras_are_named_for_the_modules_they_install():
+    """What a block skipped for want of a library names: the extra that installs it."""
+    assert _extra_of("flax") == "flax"
+    assert _extra_of("equinox") == "equinox"
+    assert _extra_of("haiku") == "haiku"  # the distribution is dm-haiku
+    assert _extra_of("sphinx") == "docs"
+    assert _extra_of("jax_ascend_silu_no_such_module") is None
