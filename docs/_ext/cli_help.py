@@ -10,6 +10,7 @@ strings and cannot drift from them. Without an argument: the top-level help.
 
 import contextlib
 import io
+import os
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
@@ -20,8 +21,17 @@ def help_text(command: str | None) -> str:
     from jax_ascend_silu.__main__ import main
 
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-        main([command, "--help"] if command else ["--help"])
+    # argparse wraps to the terminal's width; the page is the same from any terminal.
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "80"
+    try:
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main([command, "--help"] if command else ["--help"])
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
     return out.getvalue()
 
 
