@@ -41,3 +41,4 @@ nitpick_ignore_regex = [("py:class", r"(jax|jaxlib|numpy|np|collections\.abc|typ
 html_theme = "furo"
 html_title = f"jax_ascend_silu {release}"
 html_static_path: list[str] = []
+html_show_copyright = False
