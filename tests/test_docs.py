@@ -121,7 +121,10 @@ def test_block_runs(path, x64, index):
 
 
 #: Fence languages a page may use: Python runs; the others are shown, never run.
-FENCES = {"python", "bash", "text", "{eval-rst}", "{include}", "{cli-help}", "{toctree}"}
+#: Not here, so failing the test: no language, or one that could be Python run
+#: by no one (py, pycon, a misspelling).
+FENCES = {"python", "bash", "sh", "shell", "console", "text", "toml", "ini", "cmake", "cpp", "c++", "diff",
+          "{eval-rst}", "{include}", "{cli-help}", "{toctree}"}
 
 
 def _fence_languages(text: str) -> list[str]:
