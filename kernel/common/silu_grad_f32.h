@@ -90,10 +90,15 @@ inline constexpr float kNearRootA = 0x1p-8f;
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
   using F = typename V::F;
-  const F abs_go = V::Abs(go);
-  if (V::Any(NeedsGeneralPath<V>(abs_go, x))) return GradF32Rare<V>(go, x);
+  // E and A first, for every lane (off the fast path they are ordinary
+  // numbers, infinities or NaN that GradF32Rare recomputes), so that the
+  // lanes off the fast path and those near the root are one test: the loop
+  // then holds fewer values across a branch.
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
-  if (V::Any(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)))) return GradF32Rare<V>(go, x);
+  const F abs_go = V::Abs(go);
+  if (V::Any(V::Or(NeedsGeneralPath<V>(abs_go, x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA))))) {
+    return GradF32Rare<V>(go, x);
+  }
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
   const auto tiny = TinyGrad<V>(abs_go);
   // Inline: with subnormal gradients every vector comes here.
