@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/half.h"
+#include "common/host_device.h"
 
 namespace jas::simd {
 
@@ -71,7 +72,7 @@ struct Scalar {
   // floats, or where the result is below float's normal range (fewer bits
   // kept): those sums are redone rounded to odd, and a sum rounded to odd
   // with 2 or more bits to spare rounds to nearest as if rounded once.
-  static F FusedMulAdd(F a, F b, F c) {
+  static JAS_ALWAYS_INLINE F FusedMulAdd(F a, F b, F c) {
 #if defined(__FP_FAST_FMAF)
     return std::fma(a, b, c);
 #else
@@ -81,19 +82,27 @@ struct Scalar {
     std::memcpy(&bits, &s, sizeof bits);
     const uint64_t exponent = (bits >> 52) & 0x7ff;
     // 29 = 52 - 23 bits dropped by a conversion to a normal float; the
-    // exponent of float's smallest normal (2^-126) is 1023 - 126.
+    // exponent of float's smallest normal (2^-126) is 1023 - 126, 0x7ff
+    // that of infinities and NaN.
     constexpr uint64_t kDropped = (uint64_t{1} << 29) - 1, kHalfway = uint64_t{1} << 28;
-    if (exponent == 0x7ff || (exponent >= 1023 - 126 && (bits & kDropped) != kHalfway)) {
+    constexpr uint64_t kMinNormal = 1023 - 126;
+    if ((exponent - kMinNormal < 0x7ff - kMinNormal && (bits & kDropped) != kHalfway) || exponent == 0x7ff) {
       return static_cast<float>(s);
     }
+    return RoundedToOdd(p, double{c}, s);
+#endif
+  }
+  // p + c (finite, s = p + c rounded to nearest) rounded to odd, then to float.
+  static JAS_NOINLINE F RoundedToOdd(double p, double c, double s) {
     // s + err = p + c exactly (TwoSum; no overflow: |p|, |c| < 2^256).
-    const double pv = s - double{c};
-    const double err = (p - pv) + (double{c} - (s - pv));
+    const double pv = s - c;
+    const double err = (p - pv) + (c - (s - pv));
+    uint64_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
     if (err != 0.0 && (bits & 1) == 0) bits += (err > 0.0) == (s > 0.0) ? 1 : uint64_t(-1);
     double odd;
     std::memcpy(&odd, &bits, sizeof odd);
     return static_cast<float>(odd);
-#endif
   }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
