@@ -49,7 +49,7 @@ def measure(log2_sizes: list[int], calls: int, keep: int) -> list[dict]:
                 out.block_until_ready()
                 seconds = time.perf_counter() - start
                 faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-                alive = (alive + [out])[-keep:] if keep else []
+                alive = [*alive, out][-keep:] if keep else []
                 del out
                 samples[name][0].append(seconds * 1e6)
                 samples[name][1].append(faults)
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for threads in args.threads:
         env = dict(os.environ, JAX_ASCEND_SILU_THREADS=str(threads))
-        cmd = [sys.executable, __file__, "--child", "--calls", str(args.calls), "--keep", str(args.keep), "--log2-sizes",
-               *map(str, args.log2_sizes)]
+        cmd = [sys.executable, __file__, "--child", "--calls", str(args.calls), "--keep", str(args.keep),
+               "--log2-sizes", *map(str, args.log2_sizes)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             sys.stderr.write(done.stderr)
