@@ -54,9 +54,9 @@ def measure(log2_sizes: list[int], calls: int, keep: int) -> list[dict]:
                 samples[name][0].append(seconds * 1e6)
                 samples[name][1].append(faults)
         np.testing.assert_array_equal(np.isfinite(np.asarray(fns["ours"](g, x))), True)
-        for name, (us, faults) in samples.items():
-            rows.append({"log2": log2, "name": name, "us": statistics.median(us),
-                         "faults": statistics.median(faults)})
+        for name, (us_list, fault_list) in samples.items():
+            rows.append({"log2": log2, "name": name, "us": statistics.median(us_list),
+                         "faults": statistics.median(fault_list)})
     return rows
 
 
