@@ -3,6 +3,11 @@
 // (4096 elements, x ~ uniform(-6, 6), g ~ uniform(-1, 1); "subnormal g" is g
 // times 2^-130). All cases are sampled round after round, so load from other
 // processes falls on each alike; medians and 10th percentiles of the rounds.
+// Beside each vector ISA's float32 kernel runs the plain formula on the same
+// vector ops (Cephes-style expf and a division, g*s*(1 + x*(1 - s)) in the
+// order PyTorch and CANN evaluate it): no compensation, no rare-path tests.
+// It is the floor the accurate kernel is measured against; the last table
+// gives the kernel's time over it, median over rounds of the per-round ratio.
 // Not a ctest entry. Build the target `kernel_arithmetic` (configure with
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   kernel_arithmetic [--rounds R]
@@ -21,7 +26,62 @@
 #include "cpu/isa.h"
 #include "cpu/silu_grad_cpu.h"
 
+// The plain formula once per vector ISA: plain_formula.inc written against
+// the kernel's vector ops V, compiled here for that ISA only (the rest of this
+// file stays baseline code).
+#if defined(__x86_64__) || defined(_M_X64)
+#define JAS_PLAIN_X86 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+#include "cpu/simd_avx2.h"
+namespace plain_avx2 {
+using V = jas::simd::Avx2;
+#include "plain_formula.inc"
+}  // namespace plain_avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma,f16c")
+#endif
+#include "cpu/simd_avx512.h"
+namespace plain_avx512 {
+using V = jas::simd::Avx512;
+#include "plain_formula.inc"
+}  // namespace plain_avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#elif defined(__aarch64__)
+#define JAS_PLAIN_NEON 1
+#include "cpu/simd_neon.h"
+namespace plain_neon {
+using V = jas::simd::Neon;
+#include "plain_formula.inc"
+}  // namespace plain_neon
+#endif
+
 namespace {
+
+// The plain formula's loop for a vector ISA, or null.
+jas::BlockFn PlainFor(jas::Isa isa) {
+#if defined(JAS_PLAIN_X86)
+  if (isa == jas::Isa::kAvx2) return &plain_avx2::PlainRun;
+  if (isa == jas::Isa::kAvx512) return &plain_avx512::PlainRun;
+#elif defined(JAS_PLAIN_NEON)
+  if (isa == jas::Isa::kNeon) return &plain_neon::PlainRun;
+#endif
+  (void)isa;
+  return nullptr;
+}
 
 constexpr int64_t kN = 4096;
 constexpr int kCallsPerSample = 100;
@@ -32,7 +92,8 @@ struct Case {
   const void* g;
   const void* x;
   void* out;
-  std::vector<double> ns;
+  std::vector<double> ns;        // sorted for the table
+  std::vector<double> round_ns;  // in round order, for ratios within a round
 };
 
 }  // namespace
@@ -69,11 +130,14 @@ int main(int argc, char** argv) {
     const auto& bf16 = k->by_type[jas::DtypeIndex(jas::DataType::kBFloat16)];
     const auto& f16 = k->by_type[jas::DtypeIndex(jas::DataType::kFloat16)];
     const std::string n = jas::IsaName(isa);
-    cases.push_back({n + " | float32", f32.full, g.data(), x.data(), out.data(), {}});
-    cases.push_back({n + " | float32, subnormal g", f32.full, gs.data(), x.data(), out.data(), {}});
-    cases.push_back({n + " | bfloat16", bf16.full, gb.data(), xb.data(), out16.data(), {}});
-    cases.push_back({n + " | bfloat16, subnormal g", bf16.full, gbs.data(), xb.data(), out16.data(), {}});
-    cases.push_back({n + " | float16", f16.full, gh.data(), xh.data(), out16.data(), {}});
+    cases.push_back({n + " | float32", f32.full, g.data(), x.data(), out.data(), {}, {}});
+    if (const jas::BlockFn plain = PlainFor(isa)) {
+      cases.push_back({n + " | float32, plain formula", plain, g.data(), x.data(), out.data(), {}, {}});
+    }
+    cases.push_back({n + " | float32, subnormal g", f32.full, gs.data(), x.data(), out.data(), {}, {}});
+    cases.push_back({n + " | bfloat16", bf16.full, gb.data(), xb.data(), out16.data(), {}, {}});
+    cases.push_back({n + " | bfloat16, subnormal g", bf16.full, gbs.data(), xb.data(), out16.data(), {}, {}});
+    cases.push_back({n + " | float16", f16.full, gh.data(), xh.data(), out16.data(), {}, {}});
   }
   for (int r = 0; r < rounds; ++r) {
     for (Case& c : cases) {
@@ -81,12 +145,23 @@ int main(int argc, char** argv) {
       for (int i = 0; i < kCallsPerSample; ++i) c.fn(c.g, c.x, c.out, kN);
       const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
       c.ns.push_back(ns / (double{kCallsPerSample} * kN));
+      c.round_ns.push_back(c.ns.back());
     }
   }
   std::printf("| ISA | case | ns per element, median | 10th percentile |\n|---|---|---|---|\n");
   for (Case& c : cases) {
     std::sort(c.ns.begin(), c.ns.end());
     std::printf("| %s | %.3f | %.3f |\n", c.name.c_str(), c.ns[c.ns.size() / 2], c.ns[c.ns.size() / 10]);
+  }
+  std::printf("\n| ISA | float32 kernel / plain formula, median of rounds |\n|---|---|\n");
+  for (size_t i = 0; i + 1 < cases.size(); ++i) {
+    const Case& k = cases[i];
+    const Case& p = cases[i + 1];
+    if (p.name != k.name + ", plain formula") continue;
+    std::vector<double> ratio;
+    for (size_t r = 0; r < k.round_ns.size(); ++r) ratio.push_back(k.round_ns[r] / p.round_ns[r]);
+    std::sort(ratio.begin(), ratio.end());
+    std::printf("| %s | %.2f |\n", k.name.substr(0, k.name.find(" |")).c_str(), ratio[ratio.size() / 2]);
   }
   return 0;
 }

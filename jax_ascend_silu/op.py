@@ -65,8 +65,18 @@ from .operands import (
 
 
 class SiluGradPrimitive(ModulePrimitive):
-    """``silu_grad_p``: a bind without parameters gets the defaults, so users
-    may bind it as ``silu_grad_p.bind(grad_output, x)``, sharded arrays included."""
+    """The SiluGrad primitive, ``silu_grad_p``, which is the whole operator.
+
+    Abstract evaluation, JVP, transpose and batching are its rules; its
+    lowering is one custom call, or one per shard under
+    ``custom_partitioning`` where the program spans several devices. A bind
+    without parameters gets the defaults, so users may call
+    ``silu_grad_p.bind(grad_output, x)``, on sharded arrays too; it
+    differentiates, batches, transposes and shards as ``silu_grad`` does, and
+    the two agree bit for bit. Unlike ``silu_grad`` it takes the operands as
+    they are: a Python scalar is not cast to the other operand's dtype, and
+    ``shard_map`` varying axes are not aligned.
+    """
 
     def bind(self, *args, **params):
         params.setdefault("overwrite_grad_output", False)

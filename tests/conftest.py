@@ -31,13 +31,32 @@ jax.config.update("jax_default_device", "cpu")
 # imported above, so this process keeps every platform.
 os.environ["JAX_PLATFORMS"] = "cpu"
 
+import sampling  # noqa: E402
 from jax_ascend_silu._ffi import BACKENDS  # noqa: E402
 
-_REPORT = pytest.StashKey[list]()
+#: The user property under which the `report` fixture hands its figures over:
+#: test reports carry user properties from pytest-xdist's workers to the
+#: process that prints the summary.
+_REPORT = "jax_ascend_silu_report"
+_REPORTED: list[tuple[str, list[str]]] = []
+_PLAN = pytest.StashKey[sampling.Plan]()
 
 
 def pytest_configure(config):
-    config.stash[_REPORT] = []
+    config.stash[_PLAN] = sampling.configure(config)
+
+
+def pytest_report_header(config):
+    return config.stash[_PLAN].describe()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The combinatorial tests' seeded sample (tests/sampling.py); the rest are
+    reported as deselected, as -k and -m report theirs."""
+    kept, dropped = sampling.select(items, config.stash[_PLAN])
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture
@@ -46,13 +65,19 @@ def report(request):
     so measured figures show without -s."""
 
     def add(title: str, lines: list[str]) -> None:
-        request.config.stash[_REPORT].append((title, lines))
+        request.node.user_properties.append((_REPORT, (title, list(lines))))
 
     return add
 
 
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        _REPORTED.extend(value for name, value in report.user_properties if name == _REPORT)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    for title, lines in config.stash.get(_REPORT, []):
+    terminalreporter.write_line(config.stash[_PLAN].describe())
+    for title, lines in _REPORTED:
         terminalreporter.write_sep("-", title)
         for line in lines:
             terminalreporter.write_line(line)

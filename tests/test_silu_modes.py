@@ -1,9 +1,7 @@
 """``silu`` in forward mode, in reverse mode (one SiluGrad call per SiLU), and
 on inputs the kernel does not take (float64 with x64 on), where
-it runs jax.nn.silu; README's Quickstart with and without x64."""
-
-import pathlib
-import re
+it runs jax.nn.silu. (The Quickstart of README.md and docs/getting-started.md runs,
+with and without x64, in tests/test_docs.py.)"""
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +12,6 @@ import jax_ascend_silu as jas
 import reference
 from checks import HLO_CALL, custom_calls
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 TOLERANCE = {np.dtype(np.float32): (2e-6, 1e-7), np.dtype(np.float16): (2e-3, 1e-4),
              np.dtype("bfloat16"): (1e-2, 1e-3)}
 
@@ -96,31 +93,6 @@ def test_rank_above_eight_runs_the_kernel():
     assert custom_calls(jax.grad(lambda v: jnp.sum(jas.silu(v))), x) == 1
     g = jax.grad(lambda v: jnp.sum(jas.silu(v)))(x)
     reference.assert_silu_grad(g, np.ones(x.shape, np.float32), np.asarray(x), np.float32)
-
-
-def _quickstart() -> str:
-    text = README.read_text()
-    match = re.search(r"^## Quickstart\n.*?```python\n(.*?)```", text, re.S | re.M)
-    assert match, "README.md has no '## Quickstart' section with a python block"
-    return match.group(1)
-
-
-@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
-def test_readme_quickstart_runs(x64):
-    with jax.enable_x64(x64):
-        scope = {}
-        exec(compile(_quickstart(), str(README), "exec"), scope)
-    # The names the Quickstart's comments promise, checked against float64.
-    x = np.asarray(scope["x"], np.float64)
-    assert scope["x"].dtype == jnp.float32 and x.shape == (9,)
-    rtol, atol = TOLERANCE[np.dtype(np.float32)]
-    np.testing.assert_allclose(np.asarray(scope["y"], np.float64), x / (1 + np.exp(-x)), rtol=rtol, atol=atol)
-    exact = reference.silu_grad(np.ones_like(x), x)
-    for name in ("dx", "t"):
-        assert scope[name].dtype == jnp.float32, name
-        np.testing.assert_allclose(np.asarray(scope[name], np.float64), exact, rtol=rtol, atol=atol, err_msg=name)
-    assert scope["g"].shape == (3, 9) and scope["g"].dtype == jnp.float32
-    np.testing.assert_allclose(np.asarray(scope["g"], np.float64), np.broadcast_to(exact, (3, 9)), rtol=rtol, atol=atol)
 
 
 def test_forward_and_reverse_mode_on_sharded_arrays_and_in_shard_map():

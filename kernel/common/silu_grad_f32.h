@@ -91,14 +91,34 @@ template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typename V::F x) {
   using F = typename V::F;
   const F abs_go = V::Abs(go);
+#if defined(__CUDA_ARCH__)
+  // On the GPU registers are plenty and a vote covers a warp's whole pack,
+  // so packs with a rare lane are common: the lanes for the general path
+  // leave before e^x is computed, which keeps the path into GradF32Rare short.
   if (V::Any(NeedsGeneralPath<V>(abs_go, x))) return GradF32Rare<V>(go, x);
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
   if (V::Any(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)))) return GradF32Rare<V>(go, x);
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
   const auto tiny = TinyGrad<V>(abs_go);
-  // Inline: with subnormal gradients every vector comes here.
   const F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
   return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+#else
+  // E and A first, for every lane (off the fast path they are ordinary
+  // numbers, infinities or NaN that GradF32Rare recomputes), so that the
+  // lanes off the fast path, those near the root and tiny gradients are one
+  // test and one branch: a vector loop then holds fewer values across
+  // branches (AVX2 has 16 registers).
+  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
+  const auto rare = V::Or(NeedsGeneralPath<V>(abs_go, x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA)));
+  const auto tiny = TinyGrad<V>(abs_go);
+  const auto below_high = V::Lt(x, V::Set(kFastHigh));
+  if (V::Any(V::Or(rare, tiny))) {
+    if (V::Any(rare)) return GradF32Rare<V>(go, x);
+    // Inline: with subnormal gradients every vector comes here.
+    return V::Select(below_high, TimesGradTiny<V>(go, QuotientF32<V>(ea.e, ea.a), tiny), go);
+  }
+  return V::Select(below_high, TimesGrad<V>(go, QuotientF32<V>(ea.e, ea.a)), go);
+#endif
 }
 
 }  // namespace jas::math

@@ -91,13 +91,20 @@ struct Avx2 {
   // gather, and the table stays in registers inside the loop.
   static F Lookup32(const float* table, F kf) {
     const __m256i idx = _mm256_castps_si256(kf);
-    const F lo = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), idx),
-                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), idx),
-                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-    const F hi = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), idx),
-                                  _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), idx),
-                                  _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
-    return _mm256_blendv_ps(lo, hi, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27)));
+    const __m256i bit3 = _mm256_slli_epi32(idx, 28), bit4 = _mm256_slli_epi32(idx, 27);
+    const F lo = BlendBySign(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), idx),
+                             _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), idx), bit3);
+    const F hi = BlendBySign(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), idx),
+                             _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), idx), bit3);
+    return BlendBySign(lo, hi, bit4);
+  }
+  // _mm256_blendv_ps(a, b, v's sign bits). blendv reads nothing else, but GCC
+  // rewrites the intrinsic as a select on v < 0 and then compares v with zero
+  // first (one more instruction per blend): written out, the blend stays one.
+  static F BlendBySign(F a, F b, __m256i v) {
+    F r;
+    asm("vblendvps %3, %2, %1, %0" : "=x"(r) : "x"(a), "x"(b), "x"(_mm256_castsi256_ps(v)));
+    return r;
   }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   static F AddExponent(F t, F kf) {

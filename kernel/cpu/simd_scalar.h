@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "common/half.h"
+#include "common/host_device.h"
 
 namespace jas::simd {
 
@@ -29,9 +31,9 @@ struct Scalar {
   static F Sub(F a, F b) { return a - b; }
   static F Mul(F a, F b) { return a * b; }
   static F Div(F a, F b) { return a / b; }
-  static F Fma(F a, F b, F c) { return std::fma(a, b, c); }
-  static F Fms(F a, F b, F c) { return std::fma(a, b, -c); }
-  static F Fnma(F a, F b, F c) { return std::fma(-a, b, c); }
+  static F Fma(F a, F b, F c) { return FusedMulAdd(a, b, c); }
+  static F Fms(F a, F b, F c) { return FusedMulAdd(a, b, -c); }
+  static F Fnma(F a, F b, F c) { return FusedMulAdd(-a, b, c); }
   static F Neg(F a) { return half::FromBits(half::Bits(a) ^ 0x80000000u); }
   static F Abs(F a) { return half::FromBits(half::Bits(a) & 0x7fffffffu); }
   // x86 semantics: the second operand when either is NaN.
@@ -61,6 +63,47 @@ struct Scalar {
   static F Lookup32(const float* table, F kf) { return table[half::Bits(kf) & 31u]; }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   static F AddExponent(F t, F kf) { return half::FromBits(half::Bits(t) + (half::Bits(kf) << 18)); }
+
+  // a*b + c rounded once, as the FMA instruction of the vector paths gives
+  // it. Without one (this file serves x86 processors that lack FMA) std::fma
+  // is a slow library routine; instead a*b is formed exactly in double (24 +
+  // 24 significant bits) and added to c there. That sum is rounded too, which
+  // changes the float result only where it lands exactly halfway between two
+  // floats, or where the result is below float's normal range (fewer bits
+  // kept): those sums are redone rounded to odd, and a sum rounded to odd
+  // with 2 or more bits to spare rounds to nearest as if rounded once.
+  static JAS_ALWAYS_INLINE F FusedMulAdd(F a, F b, F c) {
+#if defined(__FP_FAST_FMAF)
+    return std::fma(a, b, c);
+#else
+    const double p = double{a} * double{b};
+    const double s = p + double{c};
+    uint64_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    const uint64_t exponent = (bits >> 52) & 0x7ff;
+    // 29 = 52 - 23 bits dropped by a conversion to a normal float; the
+    // exponent of float's smallest normal (2^-126) is 1023 - 126, 0x7ff
+    // that of infinities and NaN.
+    constexpr uint64_t kDropped = (uint64_t{1} << 29) - 1, kHalfway = uint64_t{1} << 28;
+    constexpr uint64_t kMinNormal = 1023 - 126;
+    if ((exponent - kMinNormal < 0x7ff - kMinNormal && (bits & kDropped) != kHalfway) || exponent == 0x7ff) {
+      return static_cast<float>(s);
+    }
+    return RoundedToOdd(p, double{c}, s);
+#endif
+  }
+  // p + c (finite, s = p + c rounded to nearest) rounded to odd, then to float.
+  static JAS_NOINLINE F RoundedToOdd(double p, double c, double s) {
+    // s + err = p + c exactly (TwoSum; no overflow: |p|, |c| < 2^256).
+    const double pv = s - c;
+    const double err = (p - pv) + (c - (s - pv));
+    uint64_t bits;
+    std::memcpy(&bits, &s, sizeof bits);
+    if (err != 0.0 && (bits & 1) == 0) bits += (err > 0.0) == (s > 0.0) ? 1 : uint64_t(-1);
+    double odd;
+    std::memcpy(&odd, &bits, sizeof odd);
+    return static_cast<float>(odd);
+  }
 
   // p * 2^n for integral n in [-201, 68], in two steps so each factor is normal.
   static F ScaleByPow2(F p, F n) {
