@@ -16,7 +16,7 @@ if(TARGET jas_ffi)  # the XLA FFI headers: the handler, for the module and tests
                         CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 endif()
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_ascend NB_STATIC ffi/ascend/module.cc)
+  nanobind_add_module(_silu_grad_ascend STABLE_ABI NB_STATIC ffi/ascend/module.cc)
   target_link_libraries(_silu_grad_ascend PRIVATE jas_ffi_ascend)
   install(TARGETS _silu_grad_ascend LIBRARY DESTINATION jax_ascend_silu)
   jas_add_stub(_silu_grad_ascend)

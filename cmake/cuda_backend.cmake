@@ -27,7 +27,7 @@ set_target_properties(jas_kernel_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(jas_kernel_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
 
 if(JAX_ASCEND_SILU_PYTHON)
-  nanobind_add_module(_silu_grad_cuda NB_STATIC ffi/cuda/module.cc ffi/cuda/handler.cc)
+  nanobind_add_module(_silu_grad_cuda STABLE_ABI NB_STATIC ffi/cuda/module.cc ffi/cuda/handler.cc)
   target_link_libraries(_silu_grad_cuda PRIVATE jas_ffi jas_kernel_cuda)
   target_compile_definitions(_silu_grad_cuda PRIVATE JAS_CUDA_ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES}")
   install(TARGETS _silu_grad_cuda LIBRARY DESTINATION jax_ascend_silu)

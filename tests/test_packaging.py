@@ -6,12 +6,18 @@ import ast
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
+
+import pytest
+from packaging.utils import parse_wheel_filename
 
 import jax_ascend_silu as jas
 from jax_ascend_silu import _silu_grad_cpu
@@ -59,29 +65,81 @@ def test_package_is_typed_and_every_built_module_has_its_generated_stub():
         assert _stub_names(stub) == _public_names(module), stub
 
 
-def _wheel(tmp_path) -> pathlib.Path:
-    """The wheel to inspect: JAX_ASCEND_SILU_WHEEL (CI passes the one it
-    built), else one built here with `pip wheel` and no options, as a user
-    would (pyproject.toml's build folder makes a rebuild incremental)."""
+def _editable() -> bool:
+    """Whether this is an editable install (README's test command), whose files are not a wheel's."""
+    direct_url = importlib.metadata.distribution("jax_ascend_silu").read_text("direct_url.json")
+    return bool(direct_url) and json.loads(direct_url).get("dir_info", {}).get("editable", False)
+
+
+def _given_wheel() -> pathlib.Path | None:
+    """The wheel CI built and installed (.ci/wheel sets JAX_ASCEND_SILU_WHEEL), or None."""
     given = os.environ.get("JAX_ASCEND_SILU_WHEEL")
+    return pathlib.Path(given) if given else None
+
+
+def _shipped_files(tmp_path) -> list[str]:
+    """The files a wheel ships, as paths inside it: JAX_ASCEND_SILU_WHEEL's; else, installed from a wheel,
+    the installed ones (its RECORD); else, in an editable install, a wheel built here with `pip wheel`
+    and no options, as a user would (pyproject.toml's build folder makes a rebuild incremental)."""
+    given = _given_wheel()
     if given:
-        return pathlib.Path(given)
+        return zipfile.ZipFile(given).namelist()
+    if not _editable():
+        return [str(f) for f in importlib.metadata.files("jax_ascend_silu") or []]
     root = pathlib.Path(__file__).resolve().parents[1]
     run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
                          capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr[-4000:]
     (wheel,) = tmp_path.glob("jax_ascend_silu-*.whl")
-    return wheel
+    return zipfile.ZipFile(wheel).namelist()
 
 
 def test_wheel_ships_the_operator_and_its_stubs_not_the_test_module(tmp_path):
-    names = zipfile.ZipFile(_wheel(tmp_path)).namelist()
+    names = _shipped_files(tmp_path)
     files = {pathlib.PurePosixPath(n).name for n in names if n.startswith("jax_ascend_silu/")}
     for module in ALWAYS_BUILT:
         assert any(f.startswith(f"{module}.") and f.endswith((".so", ".pyd")) for f in files), (module, files)
         assert f"{module}.pyi" in files, (module, files)
     assert "py.typed" in files
     assert not [n for n in names if TEST_MODULE in n or n.startswith("tests/")], names
+
+
+#: The newest glibc a wheel may need: openEuler 20.03 LTS and RHEL/Rocky 8, which Ascend servers run.
+NEWEST_GLIBC = (2, 28)
+
+
+def test_wheel_is_abi3_from_python_3_12_and_manylinux_where_repaired():
+    # The tags the installed distribution was built with: cp312-abi3 on 3.12 and newer (one wheel for every
+    # later Python), cp311-cp311 on 3.11; an editable install is tagged as its wheel would be.
+    wheel_info = importlib.metadata.distribution("jax_ascend_silu").read_text("WHEEL") or ""
+    tags = [line.split(":", 1)[1].strip() for line in wheel_info.splitlines() if line.startswith("Tag:")]
+    want = "cp311-cp311" if sys.version_info < (3, 12) else "cp312-abi3"
+    assert tags and all(tag.startswith(f"{want}-") for tag in tags), tags
+    # The product modules are built for the stable ABI there (nanobind's STABLE_ABI): named .abi3.so.
+    for name in ALWAYS_BUILT:
+        module = importlib.import_module(f"jax_ascend_silu.{name}")
+        assert module.__file__.endswith(".abi3.so") == (sys.version_info >= (3, 12)), module.__file__
+    given = _given_wheel()
+    if given:
+        # auditwheel's repaired wheel: manylinux platform tags only, none newer than NEWEST_GLIBC.
+        platforms = {tag.platform for tag in parse_wheel_filename(given.name)[3]}
+        assert platforms and all(p.startswith("manylinux") for p in platforms), platforms
+        glibcs = [tuple(map(int, p.split("_")[1:3])) for p in platforms if p.startswith("manylinux_")]
+        assert glibcs and max(glibcs) <= NEWEST_GLIBC, platforms
+
+
+def test_the_given_wheel_is_what_runs():
+    # In .ci/wheel, the package the tests import is the installed wheel, not the source tree next to them.
+    given = _given_wheel()
+    if not given:
+        pytest.skip("JAX_ASCEND_SILU_WHEEL is not set: this run tests the package as installed here")
+    assert not _editable()
+    root = pathlib.Path(__file__).resolve().parents[1]
+    assert not PACKAGE.is_relative_to(root), PACKAGE
+    assert PACKAGE.is_relative_to(pathlib.Path(sysconfig.get_path("platlib")).resolve()), PACKAGE
+    installed = {str(f) for f in importlib.metadata.files("jax_ascend_silu") or []}
+    shipped = {n for n in zipfile.ZipFile(given).namelist() if not n.endswith("/")}
+    assert shipped - installed == set(), shipped - installed
 
 
 def test_source_folder_without_compiled_module_says_what_to_do(tmp_path):
@@ -113,21 +171,27 @@ def test_public_api():
     assert {"silu", "silu_grad", "silu_grad_p", "route", "__version__"} <= set(jas.__all__)
 
 
-# The executor controls only tests use (kernel/cpu/testing.h), by the names
-# their symbols carry in a module's symbol table.
-TEST_ONLY_SYMBOLS = (b"SiluGradSetIsa", b"SiluGradSetChunkElements", b"SiluGradSetRepeatable", b"SiluGradSetData")
+def _test_only_functions() -> list[bytes]:
+    """The executor controls only tests use: the functions kernel/cpu/testing.h declares, by the names
+    their symbols carry in a module's symbol table (the source of the shipped modules, read beside the tests)."""
+    header = pathlib.Path(__file__).resolve().parents[1] / "kernel" / "cpu" / "testing.h"
+    names = re.findall(r"^Status (\w+)\(", header.read_text(), flags=re.MULTILINE)
+    assert len(names) >= 4, names
+    return [name.encode() for name in names]
 
 
 def test_product_modules_carry_no_test_only_kernel_api():
-    from checks import kernel_module
-
-    testing = pathlib.Path(kernel_module().__file__).read_bytes()
-    # The test module links them, and its symbol table names them: so a module that carried them would show it.
-    assert all(name in testing for name in TEST_ONLY_SYMBOLS)
+    test_only = _test_only_functions()
+    # The test module links them, and its symbol table names them (where it is built: an editable
+    # install): so a module that carried them would show it.
+    spec = importlib.util.find_spec(f"jax_ascend_silu.{TEST_MODULE}")
+    if spec is not None:
+        testing = pathlib.Path(spec.origin).read_bytes()
+        assert [name for name in test_only if name not in testing] == []
     for name in NATIVE:
         spec = importlib.util.find_spec(f"jax_ascend_silu.{name}")
         if spec is None:
             continue
         image = pathlib.Path(spec.origin).read_bytes()
         assert b"SiluGradGetWorkspaceSize" in image or name != "_silu_grad_cpu", name  # symbols are there to see
-        assert [s for s in TEST_ONLY_SYMBOLS if s in image] == [], name
+        assert [s for s in test_only if s in image] == [], name
