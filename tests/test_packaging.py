@@ -77,25 +77,22 @@ def _given_wheel() -> pathlib.Path | None:
     return pathlib.Path(given) if given else None
 
 
-def _shipped_files(tmp_path) -> list[str]:
-    """The files a wheel ships, as paths inside it: JAX_ASCEND_SILU_WHEEL's; else, installed from a wheel,
-    the installed ones (its RECORD); else, in an editable install, a wheel built here with `pip wheel`
-    and no options, as a user would (pyproject.toml's build folder makes a rebuild incremental)."""
+def _shipped_files() -> list[str]:
+    """The files a wheel ships, as paths inside it: JAX_ASCEND_SILU_WHEEL's, else the installed
+    ones (its RECORD). An editable install has no wheel to read: building one here would cost the
+    README's run minutes (an isolated build environment, a full compile), so the test skips there,
+    saying where it runs."""
     given = _given_wheel()
     if given:
         return zipfile.ZipFile(given).namelist()
-    if not _editable():
-        return [str(f) for f in importlib.metadata.files("jax_ascend_silu") or []]
-    root = pathlib.Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
-                         capture_output=True, text=True, timeout=1800)
-    assert run.returncode == 0, run.stderr[-4000:]
-    (wheel,) = tmp_path.glob("jax_ascend_silu-*.whl")
-    return zipfile.ZipFile(wheel).namelist()
+    if _editable():
+        pytest.skip("an editable install ships no wheel: .ci/wheel checks the wheel it builds "
+                    "(set JAX_ASCEND_SILU_WHEEL=path/to.whl to check one here)")
+    return [str(f) for f in importlib.metadata.files("jax_ascend_silu") or []]
 
 
-def test_wheel_ships_the_operator_and_its_stubs_not_the_test_module(tmp_path):
-    names = _shipped_files(tmp_path)
+def test_wheel_ships_the_operator_and_its_stubs_not_the_test_module():
+    names = _shipped_files()
     files = {pathlib.PurePosixPath(n).name for n in names if n.startswith("jax_ascend_silu/")}
     for module in ALWAYS_BUILT:
         assert any(f.startswith(f"{module}.") and f.endswith((".so", ".pyd")) for f in files), (module, files)
