@@ -1,10 +1,12 @@
 """Seeded samples of the combinatorial tests, so the default run stays short.
 
 A test marked ``@pytest.mark.combinatorial(cases=K)`` is one cell of a large
-product of parameters (the composition matrix is 1780 cells). By default each
-such test runs a sample of its cells: every value of every parameter at least
-once (a greedy cover, taken in a seeded order), then more cells in that order
-up to K. Everything else runs as always. Two environment variables steer it,
+product of parameters (the composition matrix is 1780 cells), or one of a
+list of cases that together take long. By default each such test runs a
+sample of its cells: every value of every parameter at least once (a greedy
+cover, taken in a seeded order; ``cover=("name", ...)`` names the parameters
+to cover instead, ``cover=()`` none), then more cells in that order up to K.
+Everything else runs as always. Two environment variables steer it,
 as ``JAX_NUM_GENERATED_CASES`` steers JAX's own suite:
 
 - ``JAX_ASCEND_SILU_TEST_CASES``: ``all`` runs every cell; a number N keeps N
@@ -22,7 +24,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -30,8 +32,9 @@ import pytest
 CASES_VARIABLE = "JAX_ASCEND_SILU_TEST_CASES"
 SEED_VARIABLE = "JAX_ASCEND_SILU_TEST_SEED"
 MARKER = "combinatorial"
-MARKER_HELP = (f"{MARKER}(cases=K): one cell of a product of parameters; the default run keeps a seeded sample of "
-               f"K cells covering every parameter value ({CASES_VARIABLE}=all runs every cell)")
+MARKER_HELP = (f"{MARKER}(cases=K, cover=names): one cell of a product of parameters; the default run keeps a seeded "
+               f"sample of K cells covering every value of the parameters named (all unless cover is given; "
+               f"{CASES_VARIABLE}=all runs every cell)")
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,8 @@ class Plan:
     def describe(self) -> str:
         if self.every:
             return f"combinatorial tests: every cell ({CASES_VARIABLE}=all)"
-        size = f"{self.cases} cells of each" if self.cases is not None else "a sample of each"
-        return (f"combinatorial tests: {size}, every parameter value covered, seed {self.seed}; "
+        size = f"{self.cases} cells of each" if self.cases is not None else "a seeded sample of each"
+        return (f"combinatorial tests: {size} (tests/sampling.py), seed {self.seed}; "
                 f"{SEED_VARIABLE}={self.seed} reruns it, {CASES_VARIABLE}=all runs every cell")
 
 
@@ -88,19 +91,21 @@ def _stable(value) -> str | None:
     return None if " at 0x" in text else text
 
 
-def _values(item) -> frozenset[tuple[str, str]]:
+def _values(item, cover: Collection[str] | None) -> frozenset[tuple[str, str]]:
     params = getattr(getattr(item, "callspec", None), "params", {})
-    return frozenset((name, text) for name, value in params.items() if (text := _stable(value)) is not None)
+    return frozenset((name, text) for name, value in params.items()
+                     if (cover is None or name in cover) and (text := _stable(value)) is not None)
 
 
-def sample(cells: list, size: int, seed: int) -> list:
-    """A seeded sample of one test's cells: a cover of every parameter value,
-    then more cells in the same seeded order up to `size`; in collection order."""
+def sample(cells: list, size: int, seed: int, cover: Collection[str] | None = None) -> list:
+    """A seeded sample of one test's cells: a cover of every value of the parameters
+    named in `cover` (None: all of them), then more cells in the same seeded order
+    up to `size`; in collection order."""
     order = sorted(cells, key=lambda item: _rank(seed, item.nodeid))
     kept: list = []
     covered: set[tuple[str, str]] = set()
     for item in order:
-        values = _values(item)
+        values = _values(item, cover)
         if not values <= covered:
             kept.append(item)
             covered |= values
@@ -130,7 +135,8 @@ def select(items: Iterable, plan: Plan) -> tuple[list, list]:
         size = plan.cases if plan.cases is not None else marker.kwargs.get("cases")
         if not isinstance(size, int) or size < 1:
             raise pytest.UsageError(f"{name}: @pytest.mark.{MARKER} needs cases=K, a positive number of cells")
-        kept_ids.update(id(item) for item in sample(cells, size, plan.seed))
+        cover = marker.kwargs.get("cover")
+        kept_ids.update(id(item) for item in sample(cells, size, plan.seed, cover))
     grouped = {id(item) for cells in groups.values() for item in cells}
     kept = [item for item in items if id(item) not in grouped or id(item) in kept_ids]
     dropped = [item for item in items if id(item) in grouped and id(item) not in kept_ids]

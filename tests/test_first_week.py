@@ -60,6 +60,7 @@ PUBLIC_CALLS = {
 }
 
 
+@pytest.mark.combinatorial(cases=8)
 @pytest.mark.parametrize("dtype", reference.DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(PUBLIC_CALLS))
 def test_disable_jit_gives_the_values_of_jit(name, dtype):
@@ -89,6 +90,7 @@ def _broadcast_pair(shape, seed):
     return g, x
 
 
+@pytest.mark.combinatorial(cases=4)
 @pytest.mark.parametrize("dtype", reference.DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("rank", [9, 10, 11, 12])
 def test_silu_grad_at_ranks_above_eight(rank, dtype):
@@ -149,6 +151,8 @@ STRICT = {
 }
 
 
+# Each case compiles a transformation of every public call: a sample of 3 by default.
+@pytest.mark.combinatorial(cases=3, cover=())
 @pytest.mark.parametrize("name", list(STRICT))
 def test_no_rank_promotion_inside_the_package(name):
     with jax.numpy_rank_promotion("allow"):
@@ -196,6 +200,7 @@ FORWARD = {
 }
 
 
+@pytest.mark.combinatorial(cases=4)
 @pytest.mark.parametrize("dtype", reference.DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("mode", list(FORWARD))
 def test_forward_mode_tangents_are_as_accurate_as_reverse_mode(mode, dtype):
@@ -314,6 +319,8 @@ def test_primitives_pickle_by_reference():
 
 # ------------------------------------------------------ environment knobs --
 
+# Each case starts two processes: by default one case per kind of refusal.
+@pytest.mark.combinatorial(cases=3, cover=("accepted",))
 @pytest.mark.parametrize(
     "name, value, accepted",
     [

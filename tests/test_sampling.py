@@ -40,12 +40,13 @@ class _Item:
 AXES = {"entry": ["silu", "route", "silu_grad"], "transform": [f"t{i}" for i in range(7)], "dtype": ["f32", "bf16"]}
 
 
-def _matrix(cases=5, name="test_cell"):
+def _matrix(cases=5, name="test_cell", cover=None):
+    kwargs = {"cases": cases} if cover is None else {"cases": cases, "cover": cover}
     cells = []
     for values in itertools.product(*AXES.values()):
         params = dict(zip(AXES, values))
         cells.append(_Item(f"tests/test_matrix.py::{name}[{'-'.join(values)}]", name, _CallSpec(params),
-                           _Marker({"cases": cases})))
+                           _Marker(kwargs)))
     return cells
 
 
@@ -120,3 +121,13 @@ def test_objects_printed_with_their_address_do_not_steer_the_cover():
     assert sampling._stable(lambda: 0) is None
     assert sampling._stable("float32") == "'float32'"
     assert sampling._stable(3) == "3"
+
+
+def test_cover_names_the_parameters_to_cover():
+    def chosen(cover):
+        kept, _ = sampling.select(_matrix(cases=2, cover=cover), sampling.Plan(seed=5, cases=None, every=False))
+        return kept
+
+    assert len(chosen(())) == 2  # nothing to cover: the seeded sample alone
+    by_entry = chosen(("entry",))
+    assert len(by_entry) == 3 and {item.callspec.params["entry"] for item in by_entry} == set(AXES["entry"])
