@@ -20,9 +20,14 @@ namespace jas::math {
 //   s'(x) = E*A / (1 + E)^2.
 // E comes from a 32-entry table and a short polynomial:
 //   x = k*ln2/32 + r',  k = 32m + j,  e^x = 2^m * T_j * e^(r' - delta_j)
-// where T_j is 2^(j/32) rounded to float32 and delta_j = ln(T_j) - j*ln2/32
-// (a per-slot correction, so the table entries carry no rounding error).
-// With Ts = 2^m * T_j (exact) and em1 = e^r - 1 (|r| <= 0.0109):
+// where T_j is within 2^-11.8 of 2^(j/32) and exact in float32, and
+// delta_j = ln(T_j) - j*ln2/32 (a per-slot correction folded into r, so the
+// entries need not be the rounded powers). T_j = P_i * Q_l for j = 8i + l,
+// with P_i ~ 2^(i/4) of 11 significant bits and Q_l ~ 2^(l/32) of 13, so
+// every product is exact, and delta_j = dP_i + dQ_l rounded once: ISAs
+// without a cheap 32-entry permute (AVX2) look up the two factors instead,
+// and get the same bits as those that read the products (kExpTables).
+// With Ts = 2^m * T_j (exact) and em1 = e^r - 1 (|r| <= 0.01111):
 //   E = Ts + Ts*em1,   A = ((1 + x) + Ts) + Ts*em1.
 // Near the root x0 (s'(x0) = 0) both (1 + x) and (1 + x) + Ts are exact
 // (Sterbenz), so A keeps its relative accuracy while it cancels, down to
@@ -38,24 +43,61 @@ inline constexpr float kFastLow = -33.0f;
 inline constexpr float kFastHigh = 24.0f;   // from here on grad_output * s'(x) rounds to grad_output
 inline constexpr float kNearRoot = 0x1p-9f;  // |x - x0| below which the root expansion is used
 
-// T_j = 2^(j/32) rounded to float32, stored with j*2^18 taken off its bits:
-// V::AddExponent adds k*2^18 = m*2^23 + j*2^18 back, which also puts m in
-// the exponent field.
-JAS_TABLE float kExpTable[32] = {
-    0x1.000000p+0f, 0x1.fd9b0ep-1f, 0x1.fb5586p-1f, 0x1.f9301ep-1f, 0x1.f72b84p-1f, 0x1.f54874p-1f,
-    0x1.f387a6p-1f, 0x1.f1e9e0p-1f, 0x1.f06fe0p-1f, 0x1.ef1a74p-1f, 0x1.edea64p-1f, 0x1.ece086p-1f,
-    0x1.ebfdaep-1f, 0x1.eb42b6p-1f, 0x1.eab07ep-1f, 0x1.ea47ecp-1f, 0x1.ea09e6p-1f, 0x1.e9f75ep-1f,
-    0x1.ea1148p-1f, 0x1.ea589ap-1f, 0x1.eace54p-1f, 0x1.eb737cp-1f, 0x1.ec4918p-1f, 0x1.ed503cp-1f,
-    0x1.ee89fap-1f, 0x1.eff770p-1f, 0x1.f199bep-1f, 0x1.f3720ep-1f, 0x1.f5818ep-1f, 0x1.f7c974p-1f,
-    0x1.fa4afap-1f, 0x1.fd0766p-1f};
-// delta_j = ln(T_j) - j*ln2/32.
-JAS_TABLE float kExpTableDelta[32] = {
-    0x0.0p+0f,        0x1.947416p-25f,  -0x1.8d96d4p-25f, 0x1.dda2fep-25f,  0x1.9c0c22p-27f,  0x1.a2fbb4p-25f,
-    -0x1.964902p-25f, 0x1.2b0dbcp-25f,  -0x1.125002p-25f, 0x1.cde8cep-26f,  -0x1.370be4p-25f, -0x1.336de2p-30f,
-    0x1.0a3552p-25f,  0x1.c541b6p-26f,  0x1.00d8acp-27f,  0x1.6cb284p-25f,  -0x1.26055cp-26f, -0x1.8b2bb8p-26f,
-    0x1.05cb44p-25f,  0x1.1c2142p-26f,  -0x1.67a1cap-28f, 0x1.348e56p-25f,  -0x1.a3b5e4p-28f, 0x1.0b7ec8p-25f,
-    0x1.f9c306p-27f,  0x1.e4c886p-26f,  0x1.6961b4p-28f,  0x1.b5151ep-28f,  0x1.a5217cp-28f,  0x1.ab7132p-26f,
-    -0x1.61428ep-28f, 0x1.2ad5f8p-27f};
+// The factors, chosen (rounded up or down) for the smallest max |delta_j|:
+// 2^-11.85, which bounds |r| by ln2/64 + 2^-11.85 < 0.01111.
+inline constexpr float kExpP[4] = {0x1.000000p+0f, 0x1.308000p+0f, 0x1.6a0000p+0f, 0x1.ae8000p+0f};
+inline constexpr float kExpQ[8] = {0x1.000000p+0f, 0x1.059000p+0f, 0x1.0b5000p+0f, 0x1.113000p+0f,
+                                   0x1.172000p+0f, 0x1.1d4000p+0f, 0x1.238000p+0f, 0x1.29e000p+0f};
+// dP_i = ln(P_i) - i*ln2/4 and dQ_l = ln(Q_l) - l*ln2/32, rounded to float32.
+inline constexpr float kExpDeltaP[4] = {0x0.0p+0f, 0x1.b1ca6cp-13f, -0x1.c00c40p-14f, -0x1.7b9c1cp-14f};
+inline constexpr float kExpDeltaQ[8] = {0x0.0p+0f,        -0x1.5a1984p-13f, -0x1.52b878p-14f, -0x1.b2dfdcp-20f,
+                                        -0x1.51eb06p-13f, -0x1.e54ad4p-14f, -0x1.ae102ap-14f, -0x1.0f7c86p-13f};
+
+// v with `off` taken off its bits: a table entry that V::AddExponent (or the
+// factored lookup's exponent step) turns back into v * 2^m.
+constexpr float TakeOffBits(float v, unsigned off) {
+  return __builtin_bit_cast(float, __builtin_bit_cast(unsigned, v) - off);
+}
+
+// The tables the lookups read, derived from the factors above:
+//   t[j] = P_i * Q_l with j*2^18 taken off its bits: V::AddExponent adds
+//          k*2^18 = m*2^23 + j*2^18 back, which also puts m in the exponent;
+//   delta[j] = dP_i + dQ_l;
+//   p[i] = P_i with i*2^21 taken off its bits: adding (k >> 3)*2^21 =
+//          m*2^23 + i*2^21 back gives P_i * 2^m.
+struct ExpTables {
+  float t[32], delta[32], p[4];
+};
+constexpr ExpTables MakeExpTables() {
+  ExpTables e{};
+  for (int j = 0; j < 32; ++j) {
+    e.t[j] = TakeOffBits(kExpP[j >> 3] * kExpQ[j & 7], static_cast<unsigned>(j) << 18);
+    e.delta[j] = kExpDeltaP[j >> 3] + kExpDeltaQ[j & 7];
+  }
+  for (int i = 0; i < 4; ++i) e.p[i] = TakeOffBits(kExpP[i], static_cast<unsigned>(i) << 21);
+  return e;
+}
+JAS_TABLE ExpTables kExpTables = MakeExpTables();
+
+// 2^m * T_j and delta_j for k = 32m + j held in kf's low bits.
+template <class V>
+struct ExpSlot {
+  typename V::F ts, delta;
+};
+
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE ExpSlot<V> LookUpExpSlot(typename V::F kf) {
+  if constexpr (requires { requires V::kFactoredExpTable; }) {
+    // V::LookupN(table, v) reads table[bits of v mod N]. Shifted right by 3,
+    // kf holds 4m + i.
+    using F = typename V::F;
+    const F k8 = V::ShiftRightBits(kf, 3);
+    const F p = V::AddShiftedBits(V::Lookup4(kExpTables.p, k8), k8, 21);
+    return {V::Mul(p, V::Lookup8(kExpQ, kf)), V::Add(V::Lookup4(kExpDeltaP, k8), V::Lookup8(kExpDeltaQ, kf))};
+  } else {
+    return {V::AddExponent(V::Lookup32(kExpTables.t, kf), kf), V::Lookup32(kExpTables.delta, kf)};
+  }
+}
 
 // E = e^x and A = 1 + x + E for x in [kFastLow, kFastHigh] (other lanes get
 // values that the callers discard).
@@ -68,16 +110,17 @@ template <class V>
 JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
-  // k = round(32x/ln2) in kf's low bits; V::Lookup32 and V::AddExponent read
-  // j = k mod 32 and m = k div 32 from there.
+  // k = round(32x/ln2) in kf's low bits, where LookUpExpSlot reads j = k
+  // mod 32 and m = k div 32.
   const F kf = V::Fma(x, V::Set(0x1.715476p+5f), shifter);
   const F k = V::Sub(kf, shifter);
   const F r1 = V::Fnma(k, V::Set(0x1.62e430p-6f), x);  // exact: ln2/32's high part has 20 bits
+  const ExpSlot<V> slot = LookUpExpSlot<V>(kf);
   // r = r1 - (k*ln2_lo + delta_j), rounded once.
-  const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), V::Lookup32(kExpTableDelta, kf)));
-  // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.011: error 2^-33.
-  const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.5555d2p-3f), V::Set(0x1.00008cp-1f)), r);
-  const F ts = V::AddExponent(V::Lookup32(kExpTable, kf), kf);
+  const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), slot.delta));
+  // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.01111: error 2^-33.
+  const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.55558ep-3f), V::Set(0x1.00009p-1f)), r);
+  const F ts = slot.ts;
   const F one_plus_x = V::Add(V::Set(1.0f), x);
   return {V::Fma(ts, em1, ts), V::Fma(ts, em1, V::Add(one_plus_x, ts))};
 }

@@ -85,30 +85,22 @@ struct Avx2 {
   static D MulD(D a, D b) { return _mm256_mul_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
   static D NegD(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's
-  // kExpTable): four in-register 8-entry permutes, chosen by bits 3 and 4 of
-  // the index (moved into the sign bit that blendv reads). Cheaper than a
-  // gather, and the table stays in registers inside the loop.
-  static F Lookup32(const float* table, F kf) {
-    const __m256i idx = _mm256_castps_si256(kf);
-    const __m256i bit3 = _mm256_slli_epi32(idx, 28), bit4 = _mm256_slli_epi32(idx, 27);
-    const F lo = BlendBySign(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), idx),
-                             _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), idx), bit3);
-    const F hi = BlendBySign(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), idx),
-                             _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), idx), bit3);
-    return BlendBySign(lo, hi, bit4);
+  // silu_grad_fast.h's exp table as its two factors (LookUpExpSlot): a
+  // 32-entry lookup would take four permutes and three blends.
+  static constexpr bool kFactoredExpTable = true;
+  // table[bits of i mod 4]: vpermilps, the table in both 128-bit halves.
+  static F Lookup4(const float* table, F i) {
+    return _mm256_permutevar_ps(_mm256_broadcast_ps(reinterpret_cast<const __m128*>(table)), _mm256_castps_si256(i));
   }
-  // _mm256_blendv_ps(a, b, v's sign bits). blendv reads nothing else, but GCC
-  // rewrites the intrinsic as a select on v < 0 and then compares v with zero
-  // first (one more instruction per blend): written out, the blend stays one.
-  static F BlendBySign(F a, F b, __m256i v) {
-    F r;
-    asm("vblendvps %3, %2, %1, %0" : "=x"(r) : "x"(a), "x"(b), "x"(_mm256_castsi256_ps(v)));
-    return r;
+  // table[bits of i mod 8].
+  static F Lookup8(const float* table, F i) {
+    return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), _mm256_castps_si256(i));
   }
-  // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
-  static F AddExponent(F t, F kf) {
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_slli_epi32(_mm256_castps_si256(kf), 18)));
+  // v's bits shifted right by n, as an integer.
+  static F ShiftRightBits(F v, int n) { return _mm256_castsi256_ps(_mm256_srli_epi32(_mm256_castps_si256(v), n)); }
+  // t's bits plus v's bits shifted left by n.
+  static F AddShiftedBits(F t, F v, int n) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_slli_epi32(_mm256_castps_si256(v), n)));
   }
 
   static F ScaleByPow2(F p, F n) {

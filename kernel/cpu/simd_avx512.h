@@ -96,7 +96,7 @@ struct Avx512 {
   static D NegD(D a) {
     return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(INT64_MIN)));
   }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's kExpTable).
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's kExpTables).
   static F Lookup32(const float* table, F kf) {
     return _mm512_permutex2var_ps(_mm512_loadu_ps(table), _mm512_castps_si512(kf), _mm512_loadu_ps(table + 16));
   }

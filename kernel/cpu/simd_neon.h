@@ -77,7 +77,7 @@ struct Neon {
   static D NegD(D a) { return vnegq_f64(a); }
 
   // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's
-  // kExpTable): byte lookups over the 128-byte table, the first 64 bytes with
+  // kExpTables): byte lookups over the 128-byte table, the first 64 bytes with
   // TBL, the rest with TBX (whose out-of-range indices keep what TBL found).
   static F Lookup32(const float* table, F kf) {
     const uint32x4_t j = vandq_u32(vreinterpretq_u32_f32(kf), vdupq_n_u32(31));

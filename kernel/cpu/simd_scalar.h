@@ -59,7 +59,7 @@ struct Scalar {
   static D MulD(D a, D b) { return a * b; }
   static D FmaD(D a, D b, D c) { return std::fma(a, b, c); }
   static D NegD(D a) { return -a; }
-  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's kExpTable).
+  // table[k mod 32] for the k held in kf's low bits (silu_grad_fast.h's kExpTables).
   static F Lookup32(const float* table, F kf) { return table[half::Bits(kf) & 31u]; }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   static F AddExponent(F t, F kf) { return half::FromBits(half::Bits(t) + (half::Bits(kf) << 18)); }

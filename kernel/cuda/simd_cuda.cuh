@@ -28,9 +28,10 @@ namespace jas::simd {
 struct ExpPairs {
   float2 v[32];
 };
-__host__ __device__ constexpr ExpPairs MakeExpPairs() {
+constexpr ExpPairs MakeExpPairs() {
+  constexpr math::ExpTables e = math::MakeExpTables();
   ExpPairs p{};
-  for (int j = 0; j < 32; ++j) p.v[j] = float2{math::kExpTable[j], math::kExpTableDelta[j]};
+  for (int j = 0; j < 32; ++j) p.v[j] = float2{e.t[j], e.delta[j]};
   return p;
 }
 static __device__ constexpr ExpPairs kExpPairs = MakeExpPairs();
@@ -82,7 +83,7 @@ struct CudaLane {
   // decided at compile time, and the two lookups of one j share the load).
   __device__ static F Lookup32(const float* table, F kf) {
     const float2 p = __ldg(&kExpPairs.v[__float_as_uint(kf) & 31u]);
-    return table == math::kExpTable ? p.x : p.y;
+    return table == math::kExpTables.t ? p.x : p.y;
   }
   // Adds k*2^18 to t's bits, k in kf's low bits (see simd_avx512.h).
   __device__ static F AddExponent(F t, F kf) {
