@@ -64,9 +64,12 @@ constexpr float TakeOffBits(float v, unsigned off) {
 //          k*2^18 = m*2^23 + j*2^18 back, which also puts m in the exponent;
 //   delta[j] = dP_i + dQ_l;
 //   p[i] = P_i with i*2^21 taken off its bits: adding (k >> 3)*2^21 =
-//          m*2^23 + i*2^21 back gives P_i * 2^m.
+//          m*2^23 + i*2^21 back gives P_i * 2^m;
+//   delta_p[i] = dP_i;
+// p and delta_p twice over, so that the factored lookup indexes all four
+// tables with 3 bits (k >> 3 = 4m + i: i and i + 4 hold the same entry).
 struct ExpTables {
-  float t[32], delta[32], p[4];
+  float t[32], delta[32], p[8], delta_p[8];
 };
 constexpr ExpTables MakeExpTables() {
   ExpTables e{};
@@ -74,7 +77,10 @@ constexpr ExpTables MakeExpTables() {
     e.t[j] = TakeOffBits(kExpP[j >> 3] * kExpQ[j & 7], static_cast<unsigned>(j) << 18);
     e.delta[j] = kExpDeltaP[j >> 3] + kExpDeltaQ[j & 7];
   }
-  for (int i = 0; i < 4; ++i) e.p[i] = TakeOffBits(kExpP[i], static_cast<unsigned>(i) << 21);
+  for (int i = 0; i < 8; ++i) {
+    e.p[i] = TakeOffBits(kExpP[i & 3], static_cast<unsigned>(i & 3) << 21);
+    e.delta_p[i] = kExpDeltaP[i & 3];
+  }
   return e;
 }
 JAS_TABLE ExpTables kExpTables = MakeExpTables();
@@ -88,12 +94,12 @@ struct ExpSlot {
 template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE ExpSlot<V> LookUpExpSlot(typename V::F kf) {
   if constexpr (requires { requires V::kFactoredExpTable; }) {
-    // V::LookupN(table, v) reads table[bits of v mod N]. Shifted right by 3,
+    // V::Lookup8(table, v) reads table[bits of v mod 8]. Shifted right by 3,
     // kf holds 4m + i.
     using F = typename V::F;
     const F k8 = V::ShiftRightBits(kf, 3);
-    const F p = V::AddShiftedBits(V::Lookup4(kExpTables.p, k8), k8, 21);
-    return {V::Mul(p, V::Lookup8(kExpQ, kf)), V::Add(V::Lookup4(kExpDeltaP, k8), V::Lookup8(kExpDeltaQ, kf))};
+    const F p = V::AddShiftedBits(V::Lookup8(kExpTables.p, k8), k8, 21);
+    return {V::Mul(p, V::Lookup8(kExpQ, kf)), V::Add(V::Lookup8(kExpTables.delta_p, k8), V::Lookup8(kExpDeltaQ, kf))};
   } else {
     return {V::AddExponent(V::Lookup32(kExpTables.t, kf), kf), V::Lookup32(kExpTables.delta, kf)};
   }

@@ -88,11 +88,7 @@ struct Avx2 {
   // silu_grad_fast.h's exp table as its two factors (LookUpExpSlot): a
   // 32-entry lookup would take four permutes and three blends.
   static constexpr bool kFactoredExpTable = true;
-  // table[bits of i mod 4]: vpermilps, the table in both 128-bit halves.
-  static F Lookup4(const float* table, F i) {
-    return _mm256_permutevar_ps(_mm256_broadcast_ps(reinterpret_cast<const __m128*>(table)), _mm256_castps_si256(i));
-  }
-  // table[bits of i mod 8].
+  // table[bits of i mod 8]: one vpermps, whose table operand may stay in memory.
   static F Lookup8(const float* table, F i) {
     return _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), _mm256_castps_si256(i));
   }

@@ -71,7 +71,8 @@ TEST(exp_table, factored_and_direct_lookups_give_the_same_scaled_entry) {
     const int j = k & 31, m = (k - j) / 32;
     const float direct = std::bit_cast<float>(Bits(kExpTables.t[j]) + (kf << 18));
     const uint32_t k8 = kf >> 3;
-    const float p = std::bit_cast<float>(Bits(kExpTables.p[k8 & 3]) + (k8 << 21));
+    const float p = std::bit_cast<float>(Bits(kExpTables.p[k8 & 7]) + (k8 << 21));
+    ASSERT_EQ(kExpTables.delta_p[k8 & 7] + kExpDeltaQ[kf & 7], kExpTables.delta[j]) << "k = " << k;
     const float factored = p * kExpQ[kf & 7];
     ASSERT_EQ(Bits(direct), Bits(factored)) << "k = " << k;
     ASSERT_EQ(static_cast<double>(direct), std::ldexp(static_cast<double>(kExpP[j >> 3]) * kExpQ[j & 7], m)) << k;
