@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "device_bandwidth.py"
 
 
@@ -55,3 +57,26 @@ def test_device_bandwidth_benchmark_refuses_a_missing_device():
     run = subprocess.run([sys.executable, str(SCRIPT), "--device", "tpu"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert "no tpu device" in run.stderr
+
+
+CPUINFO_AVX512 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512f avx512bw\n"
+CPUINFO_AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n"
+
+
+@pytest.mark.parametrize(
+    "kernel_isa, cpuinfo, xla_flags, noted",
+    [
+        ("avx2", CPUINFO_AVX512, "", True),  # forced AVX2 against XLA's AVX-512
+        ("avx2", CPUINFO_AVX512, "--xla_cpu_max_isa=AVX2", False),
+        ("avx2", CPUINFO_AVX2, "", False),  # an AVX2-only processor: both run AVX2
+        ("avx512", CPUINFO_AVX512, "", False),
+        ("scalar", CPUINFO_AVX512, "", False),
+    ],
+)
+def test_bench_notes_a_kernel_held_to_avx2_against_xla_on_avx512(kernel_isa, cpuinfo, xla_flags, noted):
+    from jax_ascend_silu.bench import isa_mismatch
+
+    note = isa_mismatch(kernel_isa, cpuinfo, xla_flags)
+    assert (note is not None) == noted
+    if noted:
+        assert "XLA_FLAGS=--xla_cpu_max_isa=AVX2" in note

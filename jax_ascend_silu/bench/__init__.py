@@ -25,6 +25,13 @@ FULL_SIZES = tuple(range(10, 27, 2))  # 2^10 .. 2^26
 QUICK_SIZES = (12, 16, 20, 24)
 
 
+def _read_text(path) -> str:
+    try:
+        return pathlib.Path(path).read_text()
+    except OSError:
+        return ""
+
+
 def environment() -> dict:
     from .. import __version__
     from .._ffi import ext  # the compiled CPU module
@@ -56,6 +63,17 @@ def environment() -> dict:
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "load_average_before": os.getloadavg()[0],
     }
+
+
+def isa_mismatch(kernel_isa: str, cpuinfo: str, xla_flags: str) -> str | None:
+    """A note when the kernel is held to AVX2 (JAX_ASCEND_SILU_ISA) on a
+    processor with AVX-512 and XLA is not: XLA's fusions then use AVX-512,
+    and the ratios compare two instruction sets, not two implementations."""
+    flags = {f for line in cpuinfo.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
+    if kernel_isa != "avx2" or "avx512f" not in flags or "--xla_cpu_max_isa" in xla_flags:
+        return None
+    return ("note: the kernel runs its AVX2 path on a processor with AVX-512, which XLA's fusions use; "
+            "XLA_FLAGS=--xla_cpu_max_isa=AVX2 holds XLA to AVX2 as well")
 
 
 def markdown_section(env, sweep, small, mlp, goal_list) -> str:
@@ -105,6 +123,9 @@ def run(options) -> int:
     print(f"jax_ascend_silu {env['jax_ascend_silu']} | jax {env['jax']} | {env['cpu']} | {env['cores']} cores | "
           f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | "
           f"PyTorch {env['torch'] or 'not installed'}")
+    note = isa_mismatch(env["kernel_isa"], _read_text("/proc/cpuinfo"), os.environ.get("XLA_FLAGS", ""))
+    if note:
+        print(note)
 
     cases = (len(sizes) * len(dtypes) if "sweep" in parts else 0) + ("loop" in parts) + (2 if "mlp" in parts else 0)
     progress = report.Progress(cases, enabled=not options.no_progress)
