@@ -183,10 +183,18 @@ JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F abs_go, type
 // the one rounding, gradual underflow included.
 inline constexpr float kTinyGrad = 0x1p-43f;
 
-// Takes |grad_output|.
+// Takes |grad_output|. Where V compares integers (the CPU ISAs), in one
+// comparison: adding 2^31 - 1 to the bit pattern maps 0 to the largest
+// signed integer and 1 .. bits(kTinyGrad) - 1 to the smallest ones.
 template <class V>
 JAS_HOST_DEVICE inline typename V::M TinyGrad(typename V::F abs_go) {
-  return V::And(V::Lt(abs_go, V::Set(kTinyGrad)), V::Gt(abs_go, V::Set(0.0f)));
+  if constexpr (requires { V::GtBits(abs_go, abs_go); }) {
+    constexpr unsigned kTinyBits = __builtin_bit_cast(unsigned, kTinyGrad);
+    const typename V::F moved = V::AddBits(abs_go, V::Set(__builtin_bit_cast(float, 0x7fffffffu)));
+    return V::GtBits(V::Set(__builtin_bit_cast(float, 0x80000000u + (kTinyBits - 1))), moved);
+  } else {
+    return V::And(V::Lt(abs_go, V::Set(kTinyGrad)), V::Gt(abs_go, V::Set(0.0f)));
+  }
 }
 
 }  // namespace jas::math

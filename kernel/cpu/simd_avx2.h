@@ -65,6 +65,13 @@ struct Avx2 {
   static M Lt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  // The bit patterns as 32-bit integers: their sum, and signed a > b.
+  static F AddBits(F a, F b) {
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
+  static M GtBits(F a, F b) {
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)));
+  }
   static M IsNan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _mm256_or_ps(a, b); }

@@ -70,6 +70,11 @@ struct Avx512 {
   static M Lt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M Eq(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static M Gt(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  // The bit patterns as 32-bit integers: their sum, and signed a > b.
+  static F AddBits(F a, F b) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+  static M GtBits(F a, F b) { return _mm512_cmpgt_epi32_mask(_mm512_castps_si512(a), _mm512_castps_si512(b)); }
   static M IsNan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
   static M Nle(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
   static M Or(M a, M b) { return _kor_mask16(a, b); }

@@ -59,6 +59,11 @@ struct Neon {
   static M Lt(F a, F b) { return vcltq_f32(a, b); }
   static M Eq(F a, F b) { return vceqq_f32(a, b); }
   static M Gt(F a, F b) { return vcgtq_f32(a, b); }
+  // The bit patterns as 32-bit integers: their sum, and signed a > b.
+  static F AddBits(F a, F b) {
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+  }
+  static M GtBits(F a, F b) { return vcgtq_s32(vreinterpretq_s32_f32(a), vreinterpretq_s32_f32(b)); }
   static M IsNan(F a) { return vmvnq_u32(vceqq_f32(a, a)); }
   static M Nle(F a, F b) { return vmvnq_u32(vcleq_f32(a, b)); }
   static M Or(M a, M b) { return vorrq_u32(a, b); }

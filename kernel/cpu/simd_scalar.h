@@ -43,6 +43,9 @@ struct Scalar {
   static M Lt(F a, F b) { return a < b; }
   static M Eq(F a, F b) { return a == b; }
   static M Gt(F a, F b) { return a > b; }
+  // The bit patterns as 32-bit integers: their sum, and signed a > b.
+  static F AddBits(F a, F b) { return half::FromBits(half::Bits(a) + half::Bits(b)); }
+  static M GtBits(F a, F b) { return static_cast<int32_t>(half::Bits(a)) > static_cast<int32_t>(half::Bits(b)); }
   static M IsNan(F a) { return a != a; }
   static M Nle(F a, F b) { return !(a <= b); }
   static M Or(M a, M b) { return a || b; }
