@@ -25,13 +25,6 @@ FULL_SIZES = tuple(range(10, 27, 2))  # 2^10 .. 2^26
 QUICK_SIZES = (12, 16, 20, 24)
 
 
-def _read_text(path) -> str:
-    try:
-        return pathlib.Path(path).read_text()
-    except OSError:
-        return ""
-
-
 def environment() -> dict:
     from .. import __version__
     from .._ffi import ext  # the compiled CPU module
@@ -42,8 +35,9 @@ def environment() -> dict:
         except OSError:
             return None
 
-    cpu = next((line.split(":", 1)[1].strip() for line in (read("/proc/cpuinfo") or "").splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpuinfo = read("/proc/cpuinfo") or ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+               platform.processor())
     try:
         import torch
 
@@ -57,6 +51,7 @@ def environment() -> dict:
         "cpu": cpu,
         "cores": os.cpu_count(),
         "kernel_isa": ext.isa(),
+        "isa_note": isa_mismatch(ext.isa(), cpuinfo, os.environ.get("XLA_FLAGS", "")),
         "transparent_hugepage": read("/sys/kernel/mm/transparent_hugepage/enabled"),
         "torch": torch_info,
         "env": {k: v for k, v in os.environ.items() if k.startswith(("JAX_ASCEND_SILU_", "MALLOC_", "XLA_FLAGS"))},
@@ -123,9 +118,8 @@ def run(options) -> int:
     print(f"jax_ascend_silu {env['jax_ascend_silu']} | jax {env['jax']} | {env['cpu']} | {env['cores']} cores | "
           f"kernel ISA {env['kernel_isa']} | THP {env['transparent_hugepage']} | "
           f"PyTorch {env['torch'] or 'not installed'}")
-    note = isa_mismatch(env["kernel_isa"], _read_text("/proc/cpuinfo"), os.environ.get("XLA_FLAGS", ""))
-    if note:
-        print(note)
+    if env["isa_note"]:
+        print(env["isa_note"])
 
     cases = (len(sizes) * len(dtypes) if "sweep" in parts else 0) + ("loop" in parts) + (2 if "mlp" in parts else 0)
     progress = report.Progress(cases, enabled=not options.no_progress)
