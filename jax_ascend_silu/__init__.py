@@ -3,6 +3,10 @@
 - ``silu(x)``: SiLU whose backward pass runs the SiluGrad kernel.
 - ``silu_grad(grad_output, x)``: the SiluGrad primitive called directly.
 - ``silu_grad_p``: the primitive itself.
+- ``swiglu(x, axis)``, ``silu_mul(gate, up)``: SwiGLU, ``silu(A) * B``, packed
+  (CANN's layout) or as two operands, whose backward pass is one custom call.
+- ``swiglu_grad``, ``silu_mul_grad``, ``swiglu_grad_p``: SwiGLU's gradient
+  (CANN's ``aclnnSwiGluGrad``) called directly, and its primitive.
 - ``backends()``: which backends (cpu, cuda, ascend) were compiled and the
   platforms their handlers are registered for.
 - ``route(f)``: runs ``f`` (code you don't own) with the backward pass of its
@@ -15,7 +19,20 @@ from ._version import __version__
 from .activation import silu
 from .op import silu_grad, silu_grad_p
 from .route import route
+from .swiglu import silu_mul, silu_mul_grad, swiglu, swiglu_grad, swiglu_grad_p
 
 _environment.warn_about_problems()
 
-__all__ = ["__version__", "backends", "route", "silu", "silu_grad", "silu_grad_p"]
+__all__ = [
+    "__version__",
+    "backends",
+    "route",
+    "silu",
+    "silu_grad",
+    "silu_grad_p",
+    "silu_mul",
+    "silu_mul_grad",
+    "swiglu",
+    "swiglu_grad",
+    "swiglu_grad_p",
+]

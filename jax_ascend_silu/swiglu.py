@@ -1,0 +1,769 @@
+"""SwiGLU, ``silu(a) * b``, with its backward pass through one custom call.
+
+Two layouts, as models write them:
+
+- packed, CANN's ``aclnnSwiGlu`` (and ``torch_npu.npu_swiglu``): ``x = [A | B]``,
+  halves along ``axis``; ``swiglu(x, axis)`` is ``silu(A) * B``;
+- two operands, as Llama-style MLPs compute the gate and the up projection:
+  ``silu_mul(gate, up)`` is ``silu(gate) * up`` (NumPy broadcasting).
+
+The design is ``silu``'s (``activation.py``, ``op.py``), three primitives:
+
+- ``swiglu_p``, the forward value, lowered to ``jax.numpy`` (computed in float32
+  and rounded once; XLA fuses it, no custom call);
+- ``swiglu_tangent_p``, its JVP, ``b * s'(a) * a_dot + silu(a) * b_dot``, linear in
+  the tangents and lowered to ``jax.numpy`` (forward mode);
+- ``swiglu_grad_p``, the transpose of the tangent: CANN's ``aclnnSwiGluGrad``,
+  ``dA = g * B * s'(A)``, ``dB = g * silu(A)``, one custom call
+  (``jax_ascend_silu_swiglu_grad``) per SwiGLU in the backward pass. The
+  tangent's transpose is the call, and the call's transpose is the tangent,
+  so the backward pass keeps only the inputs (a, b or x) as residuals and
+  recomputes silu(a) inside the call.
+
+Each primitive has both forms, told apart by the number of operands:
+``swiglu_grad_p.bind(grad_output, x, axis=k)`` -> ``[dx]`` (packed) and
+``swiglu_grad_p.bind(grad_output, a, b)`` -> ``[da, db]`` (pair, one shape).
+Derivatives of every order are defined, in ``lax`` (s'' from
+``derivatives.py``), the terms linear in grad_output through the call again.
+
+Sharded arrays: the call lowers through ``custom_partitioning`` per shard, as
+silu_grad's does, with no collective. The packed form's split axis must not be
+sharded (the halves would lie on different devices): that raises a
+``ValueError`` rather than gathering; inside ``jax.shard_map`` each shard is
+split on its own (Megatron's per-shard layout, the user's choice).
+
+Empty arrays (CANN's gradient rejects them) give empty results without a
+call. float64 (``jax_enable_x64``) runs the same formulas in ``jax.numpy``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.experimental.custom_partitioning import custom_partitioning
+from jax.interpreters import ad, batching, mlir, xla
+from jax.sharding import NamedSharding, PartitionSpec
+
+from . import _ffi
+from ._primitive import ModulePrimitive
+from .derivatives import silu_second, times_silu_prime, wide_float
+from .op import _devices_marker, _is_weak, _spans_devices, _vary_alike, silu_tangent_p
+from .operands import (
+    DTYPES,
+    MAX_RANK,
+    batch_first,
+    describe,
+    kernel_takes,
+    operand_spec,
+    result_spec,
+    spec_of,
+    sum_to_shape,
+    varying_axes,
+)
+
+#: The SwiGluGrad custom-call target, registered by ``_ffi`` for every backend;
+#: None while the compiled modules do not have it (the call is then lowered to
+#: its ``jax.numpy`` reference, ``_grad_in_jnp``).
+SWIGLU_TARGET: str | None = getattr(_ffi, "SWIGLU_TARGET", None)
+
+# ================================================================ operands ==
+
+
+def _packed(axis) -> bool:
+    """Whether a bind is of the packed form (its ``axis`` an int; None for the pair form)."""
+    return axis is not None
+
+
+def _halves(x, axis: int):
+    """(A, B): the halves of ``x`` along ``axis``, by ``lax.slice_in_dim``."""
+    n = x.shape[axis] // 2
+    return lax.slice_in_dim(x, 0, n, axis=axis), lax.slice_in_dim(x, n, 2 * n, axis=axis)
+
+
+def _is_static(d) -> bool:
+    return isinstance(d, (int, np.integer))
+
+
+def _check_float(fn: str, name: str, aval) -> None:
+    """A floating-point operand (integers, booleans and complex raise)."""
+    if not jnp.issubdtype(aval.dtype, jnp.floating):
+        raise TypeError(
+            f"{fn}: {name} has dtype {np.dtype(aval.dtype).name} ({describe(aval)}); SwiGLU takes floating-point "
+            f"arrays: {', '.join(DTYPES)} through the kernel (float64 runs jax.numpy). "
+            f"Cast {name}, e.g. {name}.astype(jnp.float32).")
+
+
+def _check_kernel_dtypes(fn: str, named) -> None:
+    """For the primitives: every operand of a dtype the kernel takes, all one dtype."""
+    for name, aval in named:
+        _check_float(fn, name, aval)
+        if not kernel_takes(aval):
+            raise TypeError(f"{fn}: {name} has dtype {np.dtype(aval.dtype).name} ({describe(aval)}); the primitive "
+                            f"takes {', '.join(DTYPES)} (the public functions run float64 in jax.numpy)")
+    _check_same_dtype(fn, named)
+
+
+def _check_same_dtype(fn: str, named) -> None:
+    (first, a), *rest = named
+    for name, b in rest:
+        if np.dtype(a.dtype) != np.dtype(b.dtype):
+            raise TypeError(f"{fn}: {first} ({describe(a)}) and {name} ({describe(b)}) must have the same dtype; "
+                            f"cast one, e.g. {name}.astype({first}.dtype)")
+
+
+def _check_same_vma(fn: str, named) -> None:
+    (first, a), *rest = named
+    for name, b in rest:
+        if varying_axes(a) != varying_axes(b):
+            raise ValueError(
+                f"{fn}: inside shard_map {first} ({describe(a)}) varies over mesh axes {sorted(varying_axes(a))} "
+                f"but {name} ({describe(b)}) over {sorted(varying_axes(b))}; the public functions align them "
+                "(or use jax.lax.pcast(..., to='varying'))")
+
+
+def _normalise_axis(fn: str, axis, aval) -> int:
+    """``axis`` as a non-negative dimension of ``aval``, or a clear error."""
+    try:
+        k = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fn}: axis must be an int, got {type(axis).__name__} {axis!r}") from None
+    rank = len(aval.shape)
+    if rank == 0:
+        raise ValueError(f"{fn}: x ({describe(aval)}) is a scalar; the packed form splits x into halves along "
+                         "an axis, so x needs at least one dimension (silu_mul(gate, up) takes scalars)")
+    if not -rank <= k < rank:
+        raise ValueError(f"{fn}: axis {k} is out of range for x ({describe(aval)}) of rank {rank}; "
+                         f"pass an axis in [{-rank}, {rank - 1}] (the default -1 is the last)")
+    return k % rank
+
+
+def _check_packed(fn: str, aval, axis: int, name: str = "x") -> tuple:
+    """The shape of one half of the packed ``aval`` along ``axis``; raises
+    for an odd size there, and for a split axis sharded over mesh axes in the
+    array's type (explicit sharding; auto sharding is checked when the call
+    is partitioned, ``_shard_specs``)."""
+    shape = tuple(aval.shape)
+    n = shape[axis]
+    if _is_static(n) and n % 2:
+        raise ValueError(f"{fn}: {name} ({describe(aval)}) has odd size {n} along axis {axis}; the packed form "
+                         f"is [A | B], two halves of one size along the axis: pad or trim {name} to an even size, "
+                         "or pass gate and up apart to silu_mul")
+    entry = spec_of(aval.sharding, len(shape))[axis]
+    if entry is not None:
+        raise _split_axis_sharded(fn, name, aval, axis, entry)
+    return (*shape[:axis], n // 2, *shape[axis + 1:])
+
+
+def _split_axis_sharded(fn: str, name: str, aval, axis: int, entry) -> ValueError:
+    return ValueError(
+        f"{fn}: the split axis {axis} of {name} ({describe(aval)}) is sharded over mesh axes {entry!r}, so the "
+        "halves A and B lie on different devices; the package does not gather them. Shard another axis and keep "
+        f"axis {axis} whole (None at position {axis} of the PartitionSpec), or inside jax.shard_map split each "
+        "shard on its own (Megatron's per-shard [A | B] layout), or pass gate and up apart to silu_mul.")
+
+
+def _result_aval(base, shape, spec_source, weak=False):
+    """``base`` updated to ``shape`` (manual-axis information kept), with the
+    sharding broadcasting implies from ``spec_source`` (explicit meshes carry it)."""
+    spec = result_spec(spec_source, shape)
+    return base.update(shape=shape, weak_type=weak, sharding=base.sharding.update(spec=spec))
+
+
+# ============================================================== primitives ==
+
+
+class SwiGluPrimitive(ModulePrimitive):
+    """A SwiGLU primitive with a packed and a pair form, told apart by the
+    number of operands (``packed_arity`` for the packed one). A bind sets the
+    defaults: the packed form's ``axis`` is normalised non-negative (-1 when
+    not given), the pair form's ``axis`` is None, and a primitive that
+    partitions gets the ``devices`` marker as ``silu_grad_p`` does."""
+
+    def __init__(self, name: str, attribute: str, packed_arity: int, partitioned: bool = False):
+        super().__init__(name, __name__, attribute)
+        self._packed_arity = packed_arity
+        self._partitioned = partitioned
+        self._public = attribute
+
+    def bind(self, *args, **params):
+        if len(args) == self._packed_arity:
+            x = jax.typeof(args[-1])
+            params["axis"] = _normalise_axis(self._public, params.get("axis", -1), x)
+        else:
+            params["axis"] = None
+        if self._partitioned and "devices" not in params:
+            params["devices"] = _devices_marker()
+        return super().bind(*args, **params)
+
+
+class SwiGluGradPrimitive(SwiGluPrimitive):
+    """The SwiGluGrad primitive, ``swiglu_grad_p``: CANN's ``aclnnSwiGluGrad``.
+
+    Packed: ``swiglu_grad_p.bind(grad_output, x, axis=k)`` returns ``[dx]``, x's
+    shape, ``dx = [dA | dB]`` along ``k`` (-1 when not given); grad_output is
+    x with that axis halved. Pair: ``swiglu_grad_p.bind(grad_output, a, b)``
+    returns ``[da, db]``, all of one shape. ``dA = g * B * s'(A)``,
+    ``dB = g * silu(A)``, computed in float32 and rounded once.
+
+    Abstract evaluation, JVP, transpose and batching are its rules; its
+    lowering is one custom call, or one per shard under
+    ``custom_partitioning`` where the program spans several devices, as
+    ``silu_grad_p``'s. Unlike ``swiglu_grad`` it takes the operands as they
+    are: no dtype casts, no broadcasting, no ``shard_map`` alignment.
+    """
+
+
+swiglu_p = SwiGluPrimitive("jax_ascend_silu_swiglu", "swiglu_p", packed_arity=1)
+swiglu_tangent_p = SwiGluPrimitive("jax_ascend_silu_swiglu_tangent", "swiglu_tangent_p", packed_arity=2)
+swiglu_grad_p = SwiGluGradPrimitive("jax_ascend_silu_swiglu_grad", "swiglu_grad_p", packed_arity=2,
+                                    partitioned=True)
+swiglu_grad_p.multiple_results = True
+
+# ---------------------------------------------------------- abstract eval --
+
+
+def _forward_aval(fn: str, operands, axis):
+    """The forward value's aval: x with ``axis`` halved, or a's (pair form)."""
+    if _packed(axis):
+        (x,) = operands
+        _check_kernel_dtypes(fn, [("x", x)])
+        return x.update(shape=_check_packed(fn, x, axis), weak_type=False,
+                        sharding=x.sharding.update(spec=_without(spec_of(x.sharding, x.ndim), axis)))
+    a, b = operands
+    named = [("a", a), ("b", b)]
+    _check_kernel_dtypes(fn, named)
+    _check_same_shape(fn, named)
+    _check_same_vma(fn, named)
+    return _result_aval(a, tuple(a.shape), operands, weak=bool(a.weak_type and b.weak_type))
+
+
+def _without(spec, axis) -> PartitionSpec:
+    return PartitionSpec(*(None if i == axis else s for i, s in enumerate(spec)))
+
+
+def _check_same_shape(fn: str, named) -> None:
+    (first, a), *rest = named
+    for name, b in rest:
+        if tuple(a.shape) != tuple(b.shape):
+            raise ValueError(f"{fn}: {first} ({describe(a)}) and {name} ({describe(b)}) must have one shape; "
+                             "the public functions (silu_mul, silu_mul_grad) broadcast them first")
+
+
+def _forward_abstract_eval(*operands, axis):
+    return _forward_aval("swiglu_p", operands, axis)
+
+
+def _tangent_abstract_eval(*operands, axis):
+    n = 1 if _packed(axis) else 2
+    tangents, primals = operands[:n], operands[n:]
+    out = _forward_aval("swiglu_tangent_p", primals, axis)
+    names = ("x",) if n == 1 else ("a", "b")
+    for name, t, p in zip(names, tangents, primals):
+        named = [(name, p), (f"{name}'s tangent", t)]
+        _check_same_dtype("swiglu_tangent_p", named)
+        _check_same_shape("swiglu_tangent_p", named)
+    return out
+
+
+def _grad_abstract_eval(grad_output, *operands, axis, devices):
+    del devices  # how it is lowered, not what it is
+    fn = "swiglu_grad_p"
+    out = _forward_aval(fn, operands, axis)  # the forward value's aval: grad_output's expected one
+    names = ("x",) if _packed(axis) else ("a", "b")
+    named = [("grad_output", grad_output), *zip(names, operands)]
+    _check_kernel_dtypes(fn, named)
+    if tuple(grad_output.shape) != tuple(out.shape):
+        expected = f"x's shape with axis {axis} halved" if _packed(axis) else "a's and b's shape"
+        raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(out.shape)}, "
+                         f"{expected} (x: {describe(operands[0])})")
+    _check_same_vma(fn, named)
+    if _packed(axis):
+        (x,) = operands
+        spec = _without(result_spec((grad_output, x), tuple(x.shape)), axis)
+        return [x.update(weak_type=False, sharding=x.sharding.update(spec=spec))]
+    shape = tuple(operands[0].shape)
+    return [_result_aval(p, shape, (grad_output, *operands)) for p in operands]
+
+
+swiglu_p.def_abstract_eval(_forward_abstract_eval)
+swiglu_tangent_p.def_abstract_eval(_tangent_abstract_eval)
+swiglu_grad_p.def_abstract_eval(_grad_abstract_eval)
+
+# ------------------------------------------------------- jnp evaluations --
+
+
+def _silu_wide(a):
+    """silu(a) in float32 (or wider), with its limit -0 at a = -inf (where
+    ``a * sigmoid(a)`` is NaN), as the kernel gives it."""
+    a = wide_float(a)
+    return jnp.where(a == -jnp.inf, jnp.full_like(a, -0.0), jax.nn.silu(a))
+
+
+def _forward_in_jnp(*operands, axis):
+    """silu(a) * b in float32 (or wider), rounded once to the operands' dtype."""
+    a, b = _halves(operands[0], axis) if _packed(axis) else operands
+    return (_silu_wide(a) * wide_float(b)).astype(a.dtype)
+
+
+def _tangent_in_jnp(*operands, axis):
+    """b * s'(a) * a_dot + silu(a) * b_dot in float32 (or wider), rounded once."""
+    if _packed(axis):
+        x_dot, x = operands
+        (a_dot, b_dot), (a, b) = _halves(x_dot, axis), _halves(x, axis)
+    else:
+        a_dot, b_dot, a, b = operands
+    out = times_silu_prime(wide_float(a_dot) * wide_float(b), a) + _silu_wide(a) * wide_float(b_dot)
+    return out.astype(a.dtype)
+
+
+def _grad_in_jnp(grad_output, *operands, axis, **params):
+    """SwiGluGrad's reference: dA = g * B * s'(A), dB = g * silu(A), each in
+    float32 (or wider) and rounded once. The lowering while the custom call
+    is not registered, of empty arrays, and float64's evaluation."""
+    del params
+    a, b = _halves(operands[0], axis) if _packed(axis) else operands
+    g = wide_float(grad_output)
+    da = times_silu_prime(g * wide_float(b), a).astype(a.dtype)
+    db = (g * _silu_wide(a)).astype(a.dtype)
+    return [lax.concatenate([da, db], axis)] if _packed(axis) else [da, db]
+
+
+mlir.register_lowering(swiglu_p, mlir.lower_fun(_forward_in_jnp, multiple_results=False))
+mlir.register_lowering(swiglu_tangent_p, mlir.lower_fun(_tangent_in_jnp, multiple_results=False))
+# Eager calls compile each primitive alone and run it, as JAX's own primitives
+# are run: jit's values, also under jax.disable_jit().
+for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):
+    _prim.def_impl(functools.partial(xla.apply_primitive, _prim))
+
+# ================================================================= the call ==
+
+
+def _kernel_call(grad_output, *operands, axis):
+    """The custom call. Packed: operands (grad_output, x), attribute ``axis``,
+    one result shaped like x; pair: (grad_output, a, b), ``axis`` 0 (ignored),
+    results (da, db). Past ``MAX_RANK`` dimensions the operands are reshaped
+    (the packed form's split axis kept its own dimension between the merged
+    ones before and after it). Empty arrays get empty results without a call."""
+    x = operands[0]
+    shape, dtype = tuple(x.shape), x.dtype
+    if all(_is_static(d) for d in shape) and math.prod(shape) == 0:
+        return _grad_in_jnp(grad_output, *operands, axis=axis)
+    result = jax.ShapeDtypeStruct
+    if _packed(axis):
+        k = axis
+        if len(shape) > MAX_RANK:
+            pre, post = math.prod(shape[:k]), math.prod(shape[k + 1:])
+            grad_output = grad_output.reshape(pre, shape[k] // 2, post)
+            x, k = x.reshape(pre, shape[k], post), 1
+        (dx,) = jax.ffi.ffi_call(SWIGLU_TARGET, (result(x.shape, dtype),))(grad_output, x, axis=np.int64(k))
+        return [dx.reshape(shape)]
+    if len(shape) > MAX_RANK:
+        grad_output, *operands = (v.reshape(math.prod(shape)) for v in (grad_output, *operands))
+    flat = result(grad_output.shape, dtype)
+    da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat))(grad_output, *operands, axis=np.int64(0))
+    return [da.reshape(shape), db.reshape(shape)]
+
+
+def _lowering():
+    """The custom call, or, where the program spans several devices, the
+    per-shard call under ``custom_partitioning`` (``_per_shard``)."""
+    one_call = mlir.lower_fun(_kernel_call if SWIGLU_TARGET is not None else _grad_in_jnp, multiple_results=True)
+
+    def rule(ctx, *operands, axis, devices):
+        if devices is not None and _spans_devices(ctx.module_context.axis_context):
+            return mlir.lower_fun(_per_shard(len(operands), axis), multiple_results=True)(ctx, *operands)
+        return one_call(ctx, *operands, axis=axis)
+
+    return rule
+
+
+for _backend in _ffi.BACKENDS:
+    mlir.register_lowering(swiglu_grad_p, _lowering(), platform=_backend.lowering_platform)
+
+# --------------------------------------------------------------- sharding --
+
+
+def _shard_specs(axis, arg_shapes):
+    """(result spec, operand specs) of a per-shard call: elementwise in every
+    dimension; a sharded split axis (packed form) raises."""
+    if not _packed(axis):
+        shape = tuple(arg_shapes[0].shape)
+        spec = result_spec(arg_shapes, shape)
+        return spec, [spec] * len(arg_shapes)
+    g, x = arg_shapes
+    for name, a in (("grad_output", g), ("x", x)):
+        entry = spec_of(a.sharding, len(a.shape))[axis]
+        if entry is not None:
+            raise _split_axis_sharded("swiglu_grad_p", name, a, axis, entry)
+    shape = tuple(x.shape)
+    spec = _without(result_spec(arg_shapes, shape), axis)
+    return spec, [operand_spec(spec, g.shape, shape), spec]
+
+
+def _partition(bind_local, axis, mesh, arg_shapes, result_shape):
+    spec, operand_specs = _shard_specs(axis, arg_shapes)
+    results = tuple(NamedSharding(mesh, spec) for _ in jax.tree.leaves(result_shape))
+    return mesh, bind_local, results, tuple(NamedSharding(mesh, s) for s in operand_specs)
+
+
+def _infer_sharding(axis, mesh, arg_shapes, result_shape):
+    """The results' shardings from the operands' (used when Shardy is off)."""
+    spec, _ = _shard_specs(axis, arg_shapes)
+    return tuple(NamedSharding(mesh, spec) for _ in jax.tree.leaves(result_shape))
+
+
+def _sharding_rule(axis, mesh, operand_types, result_types):
+    """Shardy rule: one factor per dimension, shared by every operand and
+    result; the packed grad_output's split axis (half x's size) its own factor."""
+    x = operand_types[-1]
+    factors = [f"d{j}" for j in range(len(x.shape))]
+    full = " ".join(factors)
+    if _packed(axis):
+        half = " ".join("h" if j == axis else f for j, f in enumerate(factors))
+        return f"{half}, {full} -> {full}", {}
+    return ", ".join([full] * len(operand_types)) + " -> " + ", ".join([full] * len(result_types)), {}
+
+
+@functools.cache
+def _per_shard(arity: int, axis):
+    """swiglu_grad_p under ``custom_partitioning``: each device binds it on
+    its own shard (as one call: ``devices=None``)."""
+
+    def bind_local(*operands):
+        return tuple(swiglu_grad_p.bind(*operands, axis=axis, devices=None))
+
+    per_shard = custom_partitioning(bind_local)
+    per_shard.def_partition(
+        partition=functools.partial(_partition, bind_local, axis),
+        infer_sharding_from_operands=functools.partial(_infer_sharding, axis),
+        sharding_rule=functools.partial(_sharding_rule, axis),
+    )
+    return per_shard
+
+
+# ================================================================== rules ==
+
+
+def _instantiate(tangents):
+    return [ad.instantiate_zeros(t) for t in tangents]
+
+
+def _is_zero(t) -> bool:
+    return type(t) is ad.Zero
+
+
+def _forward_jvp(primals, tangents, *, axis):
+    """The tangent primitive, linear in the tangents (zeros instantiated, so
+    that the backward pass is one call computing both halves)."""
+    out = swiglu_p.bind(*primals, axis=axis)
+    return out, swiglu_tangent_p.bind(*_instantiate(tangents), *primals, axis=axis)
+
+
+def _tangent_transpose(ct, *operands, axis):
+    """The backward pass proper: one SwiGluGrad call of the cotangent."""
+    n = 1 if _packed(axis) else 2
+    tangents, primals = operands[:n], operands[n:]
+    if any(ad.is_undefined_primal(p) for p in primals):
+        raise ValueError("swiglu, silu_mul: the tangent b*s'(a)*a_dot + silu(a)*b_dot is linear in the tangents "
+                         "only; it cannot be transposed in a or b")
+    nones = [None] * len(primals)
+    if _is_zero(ct):
+        return [ad.Zero(t.aval) if ad.is_undefined_primal(t) else None for t in tangents] + nones
+    ct, *primals = _vary_alike(ct, *primals)
+    cts = swiglu_grad_p.bind(ct, *primals, axis=axis)
+    return [c if ad.is_undefined_primal(t) else None for c, t in zip(cts, tangents)] + nones
+
+
+def _split(parts, axis):
+    """(a, b) of a packed operand, or the pair as it is."""
+    return _halves(parts[0], axis) if _packed(axis) else tuple(parts)
+
+
+def _times_s_prime(t, a):
+    """t * s'(a), rounded to a's dtype: silu's tangent primitive (its transpose is SiluGrad's call)."""
+    return silu_tangent_p.bind(t, a, overwrite=False)
+
+
+def _times_s_second(a, *factors):
+    """a * s''(a)... : the product of ``factors`` and s''(a) in float32 (or wider), rounded once."""
+    out = silu_second(a)
+    for f in factors:
+        out = lax.mul(out, wide_float(f))
+    return out.astype(a.dtype)
+
+
+def _tangent_jvp(primals, tangents, *, axis):
+    """d/d(a, b) of b*s'(a)*a_dot + silu(a)*b_dot along (a_d, b_d):
+    s'(a)*(b_dot*a_d + a_dot*b_d) + b*s''(a)*a_dot*a_d; in the tangents, itself."""
+    n = 1 if _packed(axis) else 2
+    out = swiglu_tangent_p.bind(*primals, axis=axis)
+    terms = []
+    if not all(_is_zero(t) for t in tangents[:n]):
+        terms.append(swiglu_tangent_p.bind(*_instantiate(tangents[:n]), *primals[n:], axis=axis))
+    if not all(_is_zero(t) for t in tangents[n:]):
+        a_dot, b_dot = _split(primals[:n], axis)
+        a, b = _split(primals[n:], axis)
+        a_d, b_d = _split(_instantiate(tangents[n:]), axis)
+        first = _times_s_prime(lax.add(lax.mul(b_dot, a_d), lax.mul(a_dot, b_d)), a)
+        terms.append(lax.add(first, _times_s_second(a, b, a_dot, a_d)))
+    return out, terms[0] if len(terms) == 1 else lax.add(*terms)
+
+
+def _grad_jvp(primals, tangents, *, axis, devices):
+    """Linear in grad_output (the call again); in x (or a, b), written in lax:
+    d(dA) = s'(A)*(g*B_d) + g*B*s''(A)*A_d, d(dB) = s'(A)*(g*A_d)."""
+    grad_output, *operands = primals
+    g_dot, *x_dots = tangents
+    outs = swiglu_grad_p.bind(grad_output, *operands, axis=axis, devices=devices)
+    terms = []
+    if not _is_zero(g_dot):
+        terms.append(swiglu_grad_p.bind(g_dot, *operands, axis=axis, devices=devices))
+    if not all(_is_zero(t) for t in x_dots):
+        a, b = _split(operands, axis)
+        a_d, b_d = _split(_instantiate(x_dots), axis)
+        g = grad_output
+        da = lax.add(_times_s_prime(lax.mul(g, b_d), a), _times_s_second(a, g, b, a_d))
+        db = _times_s_prime(lax.mul(g, a_d), a)
+        terms.append([lax.concatenate([da, db], axis)] if _packed(axis) else [da, db])
+    if len(terms) == 1:
+        return outs, terms[0]
+    return outs, [lax.add(u, v) for u, v in zip(*terms)]
+
+
+def _grad_transpose(cts, grad_output, *operands, axis, devices):
+    """Linear in grad_output: its cotangent is the tangent primitive of the
+    cotangents, g_ct = ct_dA*B*s'(A) + ct_dB*silu(A)."""
+    del devices
+    if any(ad.is_undefined_primal(p) for p in operands):
+        raise ValueError("swiglu_grad is linear in grad_output only; it cannot be transposed in x (or a, b)")
+    nones = [None] * len(operands)
+    if all(_is_zero(c) for c in cts):
+        return [ad.Zero(grad_output.aval), *nones]
+    return [swiglu_tangent_p.bind(*_instantiate(cts), *operands, axis=axis), *nones]
+
+
+def _batcher(prim):
+    """vmap: the batch dimension first in every operand (an unbatched one
+    broadcast: the operands are of one shape), the packed axis moved by one."""
+
+    def rule(args, dims, *, axis, **params):
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+        args = [batch_first(a, d) if d is not None else lax.broadcast(a, (size,)) for a, d in zip(args, dims)]
+        out = prim.bind(*args, axis=None if axis is None else axis + 1, **params)
+        return out, ([0] * len(out) if prim.multiple_results else 0)
+
+    return rule
+
+
+ad.primitive_jvps[swiglu_p] = _forward_jvp
+ad.primitive_jvps[swiglu_tangent_p] = _tangent_jvp
+ad.primitive_jvps[swiglu_grad_p] = _grad_jvp
+ad.primitive_transposes[swiglu_tangent_p] = _tangent_transpose
+ad.primitive_transposes[swiglu_grad_p] = _grad_transpose
+for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):
+    batching.primitive_batchers[_prim] = _batcher(_prim)
+
+# ======================================================== public functions ==
+
+
+def _as_operands(fn: str, named):
+    """Arrays of one floating dtype, aligned over shard_map's manual axes: a
+    weakly typed operand (a Python float) takes the others' dtype."""
+    arrays = [(name, jnp.asarray(v)) for name, v in named]
+    for name, a in arrays:
+        _check_float(fn, name, jax.typeof(a))
+    strong = [a for _, a in arrays if not _is_weak(a)]
+    if strong:
+        arrays = [(name, a.astype(strong[0].dtype) if _is_weak(a) else a) for name, a in arrays]
+    _check_same_dtype(fn, [(name, jax.typeof(a)) for name, a in arrays])
+    return _vary_alike(*(a for _, a in arrays))
+
+
+def _broadcast_pair(fn: str, gate, up):
+    """gate and up broadcast to one shape (NumPy rules), or a clear error."""
+    try:
+        shape = tuple(jnp.broadcast_shapes(gate.shape, up.shape))
+    except (ValueError, TypeError):
+        raise ValueError(f"{fn}: shapes of gate ({describe(gate)}) and up ({describe(up)}) do not broadcast "
+                         "(NumPy rules)") from None
+    return shape, jnp.broadcast_to(gate, shape), jnp.broadcast_to(up, shape)
+
+
+def swiglu(x, axis=-1):
+    """SwiGLU of a packed array: ``silu(A) * B`` where ``x = [A | B]`` along ``axis``.
+
+    The layout of CANN's ``aclnnSwiGlu`` and ``torch_npu.npu_swiglu``: the
+    first half A goes through silu, the second B is linear (``jax.nn.glu``
+    gates the other half, with a sigmoid). The forward value is computed in
+    float32 and rounded once (XLA fuses it); reverse mode runs one
+    ``jax_ascend_silu_swiglu_grad`` custom call per ``swiglu``, keeping only
+    ``x`` for the backward pass (silu(A) is recomputed there). Forward mode
+    and derivatives of every order work. float64 runs ``jax.numpy``.
+
+    Args:
+      x: float32, float16 or bfloat16 array (float64 with ``jax_enable_x64``),
+        of even size along ``axis``.
+      axis: the axis along which x holds [A | B]; -1, the last, by default.
+        On sharded arrays it must not be sharded (other axes may be).
+
+    Returns:
+      ``silu(A) * B``: x's shape with ``axis`` halved, x's dtype.
+
+    Raises:
+      TypeError: x not floating point (integer, boolean, complex); axis not an int.
+      ValueError: x a scalar, axis out of range, an odd size along axis, or
+        axis sharded over devices.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([[1.0, -2.0, 3.0, 4.0]])  # A = [1, -2], B = [3, 4]
+      >>> jas.swiglu(x).round(4)
+      Array([[ 2.1932, -0.9537]], dtype=float32)
+      >>> jax.grad(lambda v: jas.swiglu(v).sum())(x).shape
+      (1, 4)
+    """
+    x = jnp.asarray(x)
+    aval = jax.typeof(x)
+    _check_float("swiglu", "x", aval)
+    k = _normalise_axis("swiglu", axis, aval)
+    _check_packed("swiglu", aval, k)
+    if not kernel_takes(aval):
+        a, b = _halves(x, k)
+        return jax.nn.silu(a) * b
+    return swiglu_p.bind(x, axis=k)
+
+
+def silu_mul(gate, up):
+    """SwiGLU of two operands: ``silu(gate) * up``, as Llama-style MLPs write it.
+
+    ``gate`` and ``up`` broadcast (NumPy rules); a Python scalar takes the
+    other's dtype. The forward value is computed in float32 and rounded once
+    (XLA fuses it); reverse mode runs one ``jax_ascend_silu_swiglu_grad``
+    custom call per ``silu_mul``, keeping only ``gate`` and ``up`` for the
+    backward pass (broadcast operands: their broadcast forms). Forward mode
+    and derivatives of every order work. float64 runs ``jax.numpy``.
+
+    Args:
+      gate: float32, float16 or bfloat16 array (float64 with
+        ``jax_enable_x64``), the operand that goes through silu.
+      up: the linear operand, same dtype.
+
+    Returns:
+      ``silu(gate) * up`` of the broadcast shape.
+
+    Raises:
+      TypeError: an operand not floating point, or differing dtypes.
+      ValueError: shapes that do not broadcast.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> gate, up = jnp.array([1.0, -2.0]), jnp.array([3.0, 4.0])
+      >>> jas.silu_mul(gate, up).round(4)
+      Array([ 2.1932, -0.9537], dtype=float32)
+      >>> d_gate, d_up = jax.grad(lambda g, u: jas.silu_mul(g, u).sum(), argnums=(0, 1))(gate, up)
+      >>> d_up.round(4)
+      Array([ 0.7311, -0.2384], dtype=float32)
+    """
+    gate, up = _as_operands("silu_mul", [("gate", gate), ("up", up)])
+    _, gate, up = _broadcast_pair("silu_mul", gate, up)
+    if not kernel_takes(jax.typeof(gate)):
+        return jax.nn.silu(gate) * up
+    return swiglu_p.bind(gate, up)
+
+
+def swiglu_grad(grad_output, x, axis=-1):
+    """SwiGLU's backward pass, packed: CANN's ``aclnnSwiGluGrad``.
+
+    For ``x = [A | B]`` along ``axis`` it returns ``[dA | dB]``, x's shape,
+    with ``dA = grad_output * B * s'(A)`` and ``dB = grad_output * silu(A)``
+    (s the SiLU), computed in float32 and rounded once, through one
+    ``jax_ascend_silu_swiglu_grad`` custom call. Empty arrays (which CANN
+    rejects) give an empty result without a call; float64 runs ``jax.numpy``.
+    Works under every transformation, as ``silu_grad`` does.
+
+    Args:
+      grad_output: the cotangent of ``swiglu(x, axis)``: x's shape with
+        ``axis`` halved, x's dtype.
+      x: the forward input, float32, float16 or bfloat16, even along ``axis``.
+      axis: the axis along which x holds [A | B]; -1 by default.
+
+    Returns:
+      ``dx``, x's shape and dtype.
+
+    Raises:
+      TypeError: operands not floating point, or differing dtypes.
+      ValueError: as ``swiglu``, and grad_output of the wrong shape.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([1.0, -2.0, 3.0, 4.0])
+      >>> jas.swiglu_grad(jnp.ones(2), x).round(4)
+      Array([ 2.7812, -0.3635,  0.7311, -0.2384], dtype=float32)
+    """
+    fn = "swiglu_grad"
+    grad_output, x = _as_operands(fn, [("grad_output", grad_output), ("x", x)])
+    aval = jax.typeof(x)
+    k = _normalise_axis(fn, axis, aval)
+    half = _check_packed(fn, aval, k)
+    if tuple(grad_output.shape) != half:
+        raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(half)}, x's "
+                         f"({describe(aval)}) with axis {k} halved: the shape of swiglu(x, axis={axis})")
+    if not kernel_takes(aval):
+        (dx,) = _grad_in_jnp(grad_output, x, axis=k)
+        return dx
+    (dx,) = swiglu_grad_p.bind(grad_output, x, axis=k)
+    return dx
+
+
+def silu_mul_grad(grad_output, gate, up):
+    """``silu_mul``'s backward pass: ``(d_gate, d_up)`` through one custom call.
+
+    ``d_gate = grad_output * up * s'(gate)`` and ``d_up = grad_output *
+    silu(gate)`` (s the SiLU), computed in float32 and rounded once, each
+    summed back to its operand's shape where ``gate`` and ``up`` broadcast.
+    Empty arrays give empty results without a call; float64 runs ``jax.numpy``.
+
+    Args:
+      grad_output: the cotangent of ``silu_mul(gate, up)``, of the broadcast
+        shape of gate and up (or broadcasting to it), same dtype.
+      gate, up: as for ``silu_mul``.
+
+    Returns:
+      ``(d_gate, d_up)``, shaped like gate and up.
+
+    Raises:
+      TypeError: operands not floating point, or differing dtypes.
+      ValueError: shapes that do not broadcast, or grad_output of another shape.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> d_gate, d_up = jas.silu_mul_grad(jnp.ones(2), jnp.array([1.0, -2.0]), jnp.array([3.0, 4.0]))
+      >>> d_gate.round(4), d_up.round(4)
+      (Array([ 2.7812, -0.3635], dtype=float32), Array([ 0.7311, -0.2384], dtype=float32))
+    """
+    fn = "silu_mul_grad"
+    grad_output, gate, up = _as_operands(fn, [("grad_output", grad_output), ("gate", gate), ("up", up)])
+    shape, a, b = _broadcast_pair(fn, gate, up)
+    try:
+        fits = tuple(jnp.broadcast_shapes(grad_output.shape, shape)) == shape
+    except (ValueError, TypeError):
+        fits = False
+    if not fits:
+        raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(shape)}, the shape of "
+                         f"silu_mul(gate, up) for gate ({describe(gate)}) and up ({describe(up)}), or broadcast to it")
+    grad_output = jnp.broadcast_to(grad_output, shape)
+    if not kernel_takes(jax.typeof(a)):
+        da, db = _grad_in_jnp(grad_output, a, b, axis=None)
+    else:
+        da, db = swiglu_grad_p.bind(grad_output, a, b)
+    return sum_to_shape(da, tuple(gate.shape)), sum_to_shape(db, tuple(up.shape))
