@@ -10,13 +10,18 @@
 
 namespace jas::ffi {
 
-// module.registrations() -> {target name: PyCapsule of `handler`}.
-inline void DefineRegistrations(nanobind::module_& m, XLA_FFI_Error* (*handler)(XLA_FFI_CallFrame*)) {
-  m.def("registrations", [handler] {
+using Handler = XLA_FFI_Error* (*)(XLA_FFI_CallFrame*);
+
+// module.registrations() -> {target name: PyCapsule of its handler}: SiluGrad's
+// `handler` under kTargetName, and SwiGluGrad's `swiglu` (where the backend
+// has one) under kSwiGluTargetName.
+inline void DefineRegistrations(nanobind::module_& m, Handler handler, Handler swiglu = nullptr) {
+  m.def("registrations", [handler, swiglu] {
     nanobind::dict d;
     d[kTargetName] = nanobind::capsule(reinterpret_cast<void*>(handler));
+    if (swiglu != nullptr) d[kSwiGluTargetName] = nanobind::capsule(reinterpret_cast<void*>(swiglu));
     return d;
-  }, "FFI targets of this module's handler: {name: PyCapsule}.");
+  }, "FFI targets of this module's handlers: {name: PyCapsule}.");
 }
 
 }  // namespace jas::ffi

@@ -50,9 +50,9 @@ def _cpu_module():
 
 ext = _cpu_module()
 
-#: The custom-call target every backend registers under its own platform name
-#: (named once, in ffi/handlers.h).
-(TARGET,) = ext.registrations()
+#: The custom-call targets every backend registers under its own platform name
+#: (named once, in ffi/handlers.h): SiluGrad's and SwiGluGrad's.
+TARGET, SWIGLU_TARGET = ext.registrations()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,8 @@
 #include "handlers.h"
 #include "cpu/environment.h"
 #include "cpu/silu_grad_cpu.h"
+#include "cpu/swiglu_grad_cpu.h"
+#include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
 #include "xla/ffi/api/ffi.h"
@@ -48,9 +50,38 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
   return xffi::Error::Success();
 }
 
+xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::RemainingArgs args,
+                              xffi::RemainingRets rets, int64_t axis) {
+  SwiGluBuffers buffers;
+  if (xffi::Error err = DecodeSwiGlu(grad_output, args, rets, axis, &buffers); err.failure()) return err;
+  uint64_t workspace_bytes = 0;  // always 0 on the CPU
+  SwiGluGradExecutor* executor = nullptr;
+  if (xffi::Error err = SwiGluPhase1(&SwiGluGradGetWorkspaceSize, &SwiGluGradPairGetWorkspaceSize, buffers,
+                                     &workspace_bytes, &executor);
+      err.failure()) {
+    return err;
+  }
+  for (int i = 3; i < (buffers.packed ? 4 : 5); ++i) {
+    AdviseHugePagesIfFresh(buffers.buffers[i]->untyped_data(), buffers.buffers[i]->size_bytes());
+  }
+  Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  if (Status s = SwiGluGradRun(nullptr, 0, executor, &parallel); s != kSuccess) {
+    return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
+  }
+  return xffi::Error::Success();
+}
+
 }  // namespace
 }  // namespace jas::ffi
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCpu, jas::ffi::SiluGradCpuImpl,
     jas::ffi::BindOperands(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxAscendSwiGluGradCpu, jas::ffi::SwiGluGradCpuImpl,
+                              ::xla::ffi::Ffi::Bind()
+                                  .Ctx<::xla::ffi::ThreadPool>()  // phase 2's helpers
+                                  .Arg<::xla::ffi::AnyBuffer>()   // grad_output
+                                  .RemainingArgs()                // x (packed), or a and b (pair)
+                                  .RemainingRets()                // out (packed), or grad_a and grad_b (pair)
+                                  .Attr<int64_t>("axis"));        // the split axis of x (packed; pair: ignored)

@@ -105,15 +105,15 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE ExpSlot<V> LookUpExpSlot(typename V::F kf) {
   }
 }
 
-// E = e^x and A = 1 + x + E for x in [kFastLow, kFastHigh] (other lanes get
-// values that the callers discard).
+// e^x = ts + ts*em1 for x in [kFastLow, kFastHigh]: ts = 2^m * T_j (exact)
+// and em1 = e^r - 1 (other lanes get values that the callers discard).
 template <class V>
-struct ExpAndA {
-  typename V::F e, a;
+struct ExpTerms {
+  typename V::F ts, em1;
 };
 
 template <class V>
-JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
+JAS_HOST_DEVICE inline ExpTerms<V> ExpTermsOf(typename V::F x) {
   using F = typename V::F;
   const F shifter = V::Set(0x1.8p23f);
   // k = round(32x/ln2) in kf's low bits, where LookUpExpSlot reads j = k
@@ -125,10 +125,25 @@ JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
   // r = r1 - (k*ln2_lo + delta_j), rounded once.
   const F r = V::Sub(r1, V::Fma(k, V::Set(-0x1.05c610p-34f), slot.delta));
   // e^r - 1 = r + r^2*(c0 + c1*r), minimax for |r| <= 0.01111: error 2^-33.
-  const F em1 = V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.55558ep-3f), V::Set(0x1.00009p-1f)), r);
-  const F ts = slot.ts;
-  const F one_plus_x = V::Add(V::Set(1.0f), x);
-  return {V::Fma(ts, em1, ts), V::Fma(ts, em1, V::Add(one_plus_x, ts))};
+  return {slot.ts, V::Fma(V::Mul(r, r), V::Fma(r, V::Set(0x1.55558ep-3f), V::Set(0x1.00009p-1f)), r)};
+}
+
+// E = e^x and A = 1 + x + E for x in [kFastLow, kFastHigh] (other lanes get
+// values that the callers discard).
+template <class V>
+struct ExpAndA {
+  typename V::F e, a;
+};
+
+template <class V>
+JAS_HOST_DEVICE inline ExpAndA<V> ExpAndAFrom(typename V::F x, ExpTerms<V> t) {
+  const typename V::F one_plus_x = V::Add(V::Set(1.0f), x);
+  return {V::Fma(t.ts, t.em1, t.ts), V::Fma(t.ts, t.em1, V::Add(one_plus_x, t.ts))};
+}
+
+template <class V>
+JAS_HOST_DEVICE inline ExpAndA<V> ExpAndOnePlusXPlusExp(typename V::F x) {
+  return ExpAndAFrom<V>(x, ExpTermsOf<V>(x));
 }
 
 // Lanes near the root, where A comes from NearRootA.

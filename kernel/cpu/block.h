@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/silu_grad_math.h"
+#include "common/swiglu_grad_math.h"
 #include "cpu/isa.h"
 
 namespace jas::block {
@@ -143,10 +144,53 @@ void Run(const void* a_v, const void* b_v, void* out_v, int64_t n) {
   }
 }
 
+// SwiGluGrad over n contiguous elements of each operand, two vectors at a
+// time for the same reason as Full::Vec2; the tail is padded to a full
+// vector. Each vector is read before its results are written, so da and db
+// may alias a and b.
+template <class V, class T>
+void RunSwiGlu(const void* g_v, const void* a_v, const void* b_v, void* da_v, void* db_v, int64_t n) {
+  using S = typename T::Storage;
+  const S* g = static_cast<const S*>(g_v);
+  const S* a = static_cast<const S*>(a_v);
+  const S* b = static_cast<const S*>(b_v);
+  S* da = static_cast<S*>(da_v);
+  S* db = static_cast<S*>(db_v);
+  constexpr int64_t kL = V::kLanes;
+  auto one = [](const S* g, const S* a, const S* b, S* da, S* db) {
+    const math::SwiGluPair<V> r =
+        math::SwiGluGradF32<V>(T::template Load<V>(g), T::template Load<V>(a), T::template Load<V>(b));
+    T::template Store<V>(da, r.da);
+    T::template Store<V>(db, r.db);
+  };
+  int64_t i = 0;
+  for (; i + 2 * kL <= n; i += 2 * kL) {
+    const auto g0 = T::template Load<V>(g + i), a0 = T::template Load<V>(a + i), b0 = T::template Load<V>(b + i);
+    const auto g1 = T::template Load<V>(g + i + kL), a1 = T::template Load<V>(a + i + kL),
+               b1 = T::template Load<V>(b + i + kL);
+    const math::SwiGluPair<V> r0 = math::SwiGluGradF32<V>(g0, a0, b0), r1 = math::SwiGluGradF32<V>(g1, a1, b1);
+    T::template Store<V>(da + i, r0.da);
+    T::template Store<V>(db + i, r0.db);
+    T::template Store<V>(da + i + kL, r1.da);
+    T::template Store<V>(db + i + kL, r1.db);
+  }
+  for (; i + kL <= n; i += kL) one(g + i, a + i, b + i, da + i, db + i);
+  if (i < n) {
+    const int64_t rest = n - i;
+    S gt[kL] = {}, at[kL] = {}, bt[kL] = {}, dat[kL], dbt[kL];
+    std::memcpy(gt, g + i, rest * sizeof(S));
+    std::memcpy(at, a + i, rest * sizeof(S));
+    std::memcpy(bt, b + i, rest * sizeof(S));
+    one(gt, at, bt, dat, dbt);
+    std::memcpy(da + i, dat, rest * sizeof(S));
+    std::memcpy(db + i, dbt, rest * sizeof(S));
+  }
+}
+
 template <class V, class T>
 constexpr BlockKernels::Entry EntryFor() {
   return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>, kHasStreamStores<V>>, &Run<V, Derivative<V, T>>,
-          &Run<V, FromDerivative<V, T>>};
+          &Run<V, FromDerivative<V, T>>, &RunSwiGlu<V, T>};
 }
 
 template <class V, std::size_t... I>

@@ -33,6 +33,15 @@ inline constexpr int64_t kParallelMinElements = 64 * 1024;
 // may still be in cache when the next operation reads it.
 inline constexpr int64_t kStreamStoreMinBytes = int64_t{16} << 20;
 
+// Calls fn(context, begin, end) over [0, numel) in chunks of `chunk`
+// elements, on the calling thread and on up to parallel->num_workers helper
+// tasks when numel >= parallel_min (run.cc says how the chunks are shared).
+// Returns when every chunk is done; fn runs in the float environment the
+// kernels expect (round to nearest, subnormals honoured).
+using RangeFn = void (*)(const void* context, int64_t begin, int64_t end);
+Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, const Parallel* parallel, RangeFn fn,
+                   const void* context);
+
 }  // namespace jas
 
 struct jas::SiluGradExecutor {

@@ -10,6 +10,8 @@ namespace jas {
 
 // out[i] = f(a[i], b[i]) for i < n over contiguous arrays (a may be null for `derivative`).
 using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
+// SwiGluGrad over contiguous arrays: (da[i], db[i]) = f(g[i], a[i], b[i]) for i < n.
+using SwiGluBlockFn = void (*)(const void* g, const void* a, const void* b, void* da, void* db, int64_t n);
 
 struct BlockKernels {
   struct Entry {
@@ -17,6 +19,7 @@ struct BlockKernels {
     BlockFn full_stream;      // the same results, written with non-temporal stores where the ISA has them
     BlockFn derivative;       // out(double) = s'(x)
     BlockFn from_derivative;  // out = g * d, d double
+    SwiGluBlockFn swiglu;     // da = g * b * s'(a), db = g * silu(a)
   };
   Entry by_type[kNumDtypes];  // in the dtype table's order (DtypeIndex)
 };

@@ -170,7 +170,9 @@ struct ParallelPass {
     char pad[48];
   };
 
-  Pass pass;
+  RangeFn fn = nullptr;
+  const void* context = nullptr;  // read only while chunks remain: the caller waits for them
+  int64_t numel = 0;
   int64_t chunk = 0;
   int64_t num_chunks = 0;
   int64_t num_segments = 1;
@@ -193,7 +195,7 @@ struct ParallelPass {
       Segment& seg = segments[(first + k) % num_segments];
       for (int64_t c; (c = seg.next.fetch_add(1, std::memory_order_relaxed)) < seg.end;) {
         const int64_t begin = c * chunk;
-        RunRange(pass, begin, ChunkEnd(begin, chunk, pass.loop.numel));
+        fn(context, begin, ChunkEnd(begin, chunk, numel));
         if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) done.notify_all();
       }
     }
@@ -225,8 +227,18 @@ void HelperTask(void* arg) {
   (*job)->Work();
 }
 
+void RunPassRange(const void* pass, int64_t begin, int64_t end) {
+  RunRange(*static_cast<const Pass*>(pass), begin, end);
+}
+
 Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Parallel* parallel) {
-  const int64_t numel = pass.loop.numel;
+  return RunInChunks(pass.loop.numel, chunk, parallel_min, parallel, &RunPassRange, &pass);
+}
+
+}  // namespace
+
+Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, const Parallel* parallel, RangeFn fn,
+                   const void* context) {
   const int64_t num_chunks = numel / chunk + (numel % chunk != 0);
   const int64_t helpers =
       (parallel == nullptr || parallel->schedule == nullptr || numel < parallel_min)
@@ -235,7 +247,7 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Para
   if (helpers == 0) {  // small tensors: no synchronisation at all
     FloatEnvGuard env;
     for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
-      RunRange(pass, begin, ChunkEnd(begin, chunk, numel));
+      fn(context, begin, ChunkEnd(begin, chunk, numel));
     }
     return kSuccess;
   }
@@ -245,7 +257,9 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Para
   } catch (const std::bad_alloc&) {
     return kErrInnerCreateExecutor;
   }
-  job->pass = pass;
+  job->fn = fn;
+  job->context = context;
+  job->numel = numel;
   job->chunk = chunk;
   job->num_chunks = num_chunks;
   job->Plan(helpers + 1);
@@ -258,8 +272,6 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Para
   WaitForChunks(job->done, num_chunks);
   return kSuccess;
 }
-
-}  // namespace
 
 Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* executor,
                    const Parallel* parallel) {

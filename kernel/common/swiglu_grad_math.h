@@ -1,0 +1,159 @@
+// The SwiGluGrad arithmetic, written once over a vector-ops type V (as the
+// SiluGrad arithmetic is, and with its pieces):
+//   dA = g * B * s'(A),   dB = g * silu(A),   silu(A) = A * E / (1 + E), E = e^A
+// for every dtype in float32 (the half types load widened and round the
+// float32 result once, which stays within 1 ulp of theirs).
+//
+// The fast path covers A in [kFastLow, kFastHigh) away from the root of s'
+// (the lanes SiluGrad's fast path takes), with g, B and g*B in
+// [kTinyGrad, kSwiGluHuge] in magnitude or zero, and A zero or of magnitude
+// at least kSwiGluTinyA:
+//   - dA: g*B = gbh + gbl exactly (an FMA), and s'(A) = hi + lo from
+//     SiluGrad's compensated quotient, so dA carries SiluGrad's error;
+//   - dB: 1 + E and A*E as float pairs (E's own rounding carried as e_lo),
+//     the quotient compensated as SiluGrad's is, one rounding at the end.
+// Every other lane (x NaN or below kFastLow, near the root, infinite, huge or
+// tiny operands) takes the general path: s'(A) and sigma(A) from SiluGrad's
+// general-path pieces, combined in double and rounded once. A lane's path
+// depends on its own inputs only, so results do not depend on the vector
+// width, the ISA or the thread count.
+#ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_GRAD_MATH_H_
+#define JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_GRAD_MATH_H_
+
+#include "common/silu_grad_f32.h"
+#include "common/silu_grad_fast.h"
+#include "common/silu_grad_general.h"
+
+namespace jas::math {
+
+// |g|, |B|, |g*B| above which a product may come near float32's overflow
+// threshold (|silu(A)| < kFastHigh < 2^5 on the fast path), and |A| below
+// which A*E may lose bits to underflow: both go to the general path.
+inline constexpr float kSwiGluHuge = 0x1p100f;
+inline constexpr float kSwiGluTinyA = 0x1p-60f;
+
+template <class V>
+struct SwiGluPair {
+  typename V::F da, db;
+};
+
+// Lanes with 0 < |v| < below.
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::M TinyNonzero(typename V::F abs_v, float below) {
+  return V::And(V::Lt(abs_v, V::Set(below)), V::Gt(abs_v, V::Set(0.0f)));
+}
+
+// Below kScaleBelow, s'(A) = E*(1 + A) and silu(A) = A*E to within E
+// (relative, E < 2^-92), with E = e^A. g*B reaches 2^256, so s'(A) is
+// needed down to 2^-406 where SiluParts' scaled float32 E stops at 2^-309:
+// E is taken as (e^(A/2) * 2^160)^2 * 2^-320 in double instead. From
+// kSwiGluLowest on, |g*B*s'(A)| and |g*silu(A)| are below 2^-160 and round
+// to 0 (with the sign of the limit).
+inline constexpr float kSwiGluLowest = -300.0f;
+
+// The general path for every lane: s'(A) and sigma(A) from SiluParts (E =
+// e^-|A|), each reciprocal a float32 seed refined by one Newton step in
+// double, or E from the half-argument exponential below kScaleBelow; g*B
+// is exact in double, and each result is rounded once, from double.
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluGeneral(typename V::F g, typename V::F a, typename V::F b) {
+  using F = typename V::F;
+  using D = typename V::D;
+  const Parts<V> s = SiluParts<V>(V::Max(V::Set(kScaleBelow), a));  // a's NaN passes through
+  const F one = V::Set(1.0f);
+  const F t1 = V::Add(one, s.e);  // 1 + E
+  const F y2 = V::Div(one, s.den), y1 = V::Div(one, t1);
+  // silu(A) = A * m / (1 + E): A > 0: m = 1 (sigma = 1/(1 + E)); A <= 0: m = E.
+  const auto pos = V::Gt(a, V::Set(0.0f));
+  const F m = V::Select(pos, one, s.e);
+  // The low side: E = (e^(A'/2) * 2^160)^2 * 2^-320, A' = max(A, kSwiGluLowest).
+  const auto low = V::Lt(a, V::Set(kScaleBelow));
+  const F a_low = V::Max(V::Set(kSwiGluLowest), V::Min(a, V::Set(kScaleBelow)));
+  // A = -inf: E = 0 exactly, so dA and dB are the signed zeros of the limit
+  // (NaN for an infinite factor, as SiluGrad gives).
+  const F e_half = V::Select(V::Eq(a, V::Set(-__builtin_inff())), V::Set(0.0f),
+                             ExpNonPositive<V>(V::Mul(a_low, V::Set(0.5f)), V::Set(kScaleBits)));
+  const D done = V::SetD(1.0), unscale = V::SetD(0x1p-160);
+  D da[V::kHalves], db[V::kHalves], da_low[V::kHalves], db_low[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    const D t = V::Widen(t1, h);
+    const D den = V::MulD(t, t);
+    const D w2 = V::Widen(y2, h), w1 = V::Widen(y1, h);
+    const D inv2 = V::FmaD(w2, V::FmaD(V::NegD(den), w2, done), w2);
+    const D inv1 = V::FmaD(w1, V::FmaD(V::NegD(t), w1, done), w1);
+    const D num = V::FmaD(V::Widen(s.e, h), V::Widen(s.a, h), V::Widen(s.b, h));
+    const D gd = V::Widen(g, h);
+    const D gb = V::MulD(gd, V::Widen(b, h));
+    da[h] = V::MulD(gb, V::MulD(num, inv2));
+    db[h] = V::MulD(gd, V::MulD(V::MulD(V::Widen(a, h), V::Widen(m, h)), inv1));
+    const D eh = V::MulD(V::Widen(e_half, h), unscale);
+    const D e = V::MulD(eh, eh);
+    const D al = V::Widen(a_low, h);
+    da_low[h] = V::MulD(gb, V::MulD(e, V::AddD(done, al)));
+    db_low[h] = V::MulD(gd, V::MulD(al, e));
+  }
+  return {CanonicalNan<V>(V::Select(low, V::Narrow(da_low), V::Narrow(da))),
+          CanonicalNan<V>(V::Select(low, V::Narrow(db_low), V::Narrow(db)))};
+}
+
+// g * silu(A) on the fast path: A * E / (1 + E) with E = e + e_lo, 1 + E =
+// s + sl (Fast2Sum, the larger operand first, as QuotientF32 does), A*E = nh
+// + nl; q = nh / s to a few ulp, and the remainder rho = (nh - s*q) + (nl -
+// sl*q) restores the rest, so the final FMA with g is the one rounding that
+// is not compensated.
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradSilu(typename V::F g, typename V::F a, typename V::F e,
+                                                       typename V::F e_lo) {
+  using F = typename V::F;
+  const F one = V::Set(1.0f);
+  const F big = V::Max(one, e), small = V::Min(one, e);
+  const F s = V::Add(big, small);
+  const F sl = V::Add(V::Add(V::Sub(big, s), small), e_lo);
+  const F nh = V::Mul(a, e);
+  const F nl = V::Fma(a, e_lo, V::Fms(a, e, nh));
+  const F y = V::Div(one, s);
+  const F q = V::Mul(nh, y);
+  const F rho = V::Add(V::Fnma(s, q, nh), V::Fnma(sl, q, nl));
+  return V::Fma(g, q, V::Mul(g, V::Mul(rho, y)));
+}
+
+// (dA, dB) for float32 results; A >= kFastHigh (+inf included) gives dA =
+// g*B and dB = g*A rounded once (s'(A) and sigma(A) are within 2^-30 of 1).
+template <class V>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluPair<V> SwiGluGradF32(typename V::F g, typename V::F a, typename V::F b) {
+  using F = typename V::F;
+  const F gbh = V::Mul(g, b);
+  const F abs_g = V::Abs(g), abs_b = V::Abs(b), abs_gb = V::Abs(gbh), abs_a = V::Abs(a);
+  const ExpTerms<V> terms = ExpTermsOf<V>(a);
+  const ExpAndA<V> ea = ExpAndAFrom<V>(a, terms);
+  // Off the fast path: A below kFastLow or NaN, or any of g, B, g*B above
+  // kSwiGluHuge (infinities and NaN included: Nle is true for unordered
+  // operands); g tiny but not zero, or g*B tiny from nonzero factors (it may
+  // have underflowed to 0); A tiny but not zero. Near the root of s' only dA
+  // leaves it: silu(A) has no root there, and its fast path is the more exact.
+  const F biggest = V::Max(V::Max(abs_g, abs_b), abs_gb);
+  auto rare = V::Or(V::Nle(V::Set(kFastLow), a), V::Nle(biggest, V::Set(kSwiGluHuge)));
+  rare = V::Or(rare, TinyNonzero<V>(abs_g, kTinyGrad));
+  rare = V::Or(rare, V::And(V::Lt(abs_gb, V::Set(kTinyGrad)),
+                            V::And(V::Gt(abs_b, V::Set(0.0f)), V::Gt(abs_g, V::Set(0.0f)))));
+  rare = V::Or(rare, TinyNonzero<V>(abs_a, kSwiGluTinyA));
+  const auto near_root = V::Lt(V::Abs(ea.a), V::Set(kNearRootA));
+  const auto below_high = V::Lt(a, V::Set(kFastHigh));
+  const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
+  const F gbl = V::Fms(g, b, gbh);
+  F da = V::Fma(gbh, ds.hi, V::Fma(gbh, ds.lo, V::Mul(gbl, ds.hi)));
+  const F e_lo = V::Fma(terms.ts, terms.em1, V::Sub(terms.ts, ea.e));
+  F db = GradSilu<V>(g, a, ea.e, e_lo);
+  da = V::Select(below_high, da, gbh);
+  db = V::Select(below_high, db, V::Mul(g, a));
+  if (V::Any(V::Or(rare, near_root))) {
+    const SwiGluPair<V> general = SwiGluGeneral<V>(g, a, b);
+    da = V::Select(V::Or(rare, near_root), general.da, da);
+    db = V::Select(rare, general.db, db);
+  }
+  return {da, db};
+}
+
+}  // namespace jas::math
+
+#endif  // JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_GRAD_MATH_H_

@@ -1,0 +1,88 @@
+// SwiGluGrad on the CPU: phase 1 checks the operands (common/swiglu_validate.cc)
+// and keeps their layout; phase 2 walks the rows in chunks (RunInChunks) with
+// the ISA's block function.
+#include <algorithm>
+#include <memory>
+#include <new>
+
+#include "cpu/executor.h"
+#include "cpu/isa.h"
+#include "cpu/swiglu_grad_cpu.h"
+
+struct jas::SwiGluGradExecutor {
+  SwiGluLayout layout;
+};
+
+namespace jas {
+namespace {
+
+Status Begin(uint64_t* workspace_size, SwiGluGradExecutor** executor) {
+  if (executor != nullptr) *executor = nullptr;
+  if (workspace_size != nullptr) *workspace_size = 0;
+  return workspace_size == nullptr || executor == nullptr ? kErrParamNullptr : kSuccess;
+}
+
+Status Finish(const SwiGluLayout& layout, SwiGluGradExecutor** executor) {
+  *executor = new (std::nothrow) SwiGluGradExecutor{layout};
+  return *executor == nullptr ? kErrInnerCreateExecutor : kSuccess;
+}
+
+struct Walk {
+  const SwiGluLayout* layout;
+  SwiGluBlockFn fn;
+  int64_t bytes;
+};
+
+// Elements [begin, end) in row-major order over the rows of `inner`.
+void RunRows(const void* context, int64_t begin, int64_t end) {
+  const Walk& w = *static_cast<const Walk*>(context);
+  const SwiGluLayout& l = *w.layout;
+  const char* g = static_cast<const char*>(l.y_grad);
+  const char* a = static_cast<const char*>(l.a);
+  const char* b = static_cast<const char*>(l.b);
+  char* da = static_cast<char*>(l.grad_a);
+  char* db = static_cast<char*>(l.grad_b);
+  for (int64_t i = begin; i < end;) {
+    const int64_t r = i / l.inner, c = i % l.inner;
+    const int64_t n = std::min(l.inner - c, end - i);
+    const int64_t at = (r * l.row + c) * w.bytes;
+    w.fn(g + i * w.bytes, a + at, b + at, da + at, db + at, n);
+    i += n;
+  }
+}
+
+}  // namespace
+
+Status SwiGluGradGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim, const TensorDesc* out,
+                                  uint64_t* workspace_size, SwiGluGradExecutor** executor) {
+  if (Status s = Begin(workspace_size, executor); s != kSuccess) return s;
+  SwiGluLayout layout;
+  if (Status s = CheckSwiGluPacked(y_grad, x, dim, out, &layout, nullptr); s != kSuccess) return s;
+  return Finish(layout, executor);
+}
+
+Status SwiGluGradPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
+                                      const TensorDesc* grad_a, const TensorDesc* grad_b, uint64_t* workspace_size,
+                                      SwiGluGradExecutor** executor) {
+  if (Status s = Begin(workspace_size, executor); s != kSuccess) return s;
+  SwiGluLayout layout;
+  if (Status s = CheckSwiGluPair(y_grad, a, b, grad_a, grad_b, &layout, nullptr); s != kSuccess) return s;
+  return Finish(layout, executor);
+}
+
+Status SwiGluGradRun(void*, uint64_t, SwiGluGradExecutor* executor, const Parallel* parallel) {
+  if (executor == nullptr) return kErrParamNullptr;
+  const std::unique_ptr<SwiGluGradExecutor> owned(executor);
+  const BlockKernels* kernels = KernelsFor(Isa::kAuto);
+  if (kernels == nullptr) return kErrInnerNullptr;
+  const SwiGluLayout& l = executor->layout;
+  const Walk walk{&l, kernels->by_type[DtypeIndex(l.dtype)].swiglu, FindDtype(l.dtype)->bytes};
+  return RunInChunks(l.numel(), kDefaultChunkElements, kParallelMinElements, parallel, &RunRows, &walk);
+}
+
+Status SwiGluGradDestroyExecutor(SwiGluGradExecutor* executor) {
+  delete executor;
+  return kSuccess;
+}
+
+}  // namespace jas
