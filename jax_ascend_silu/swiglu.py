@@ -50,7 +50,7 @@ from jax.experimental.custom_partitioning import custom_partitioning
 from jax.interpreters import ad, batching, mlir, xla
 from jax.sharding import NamedSharding, PartitionSpec
 
-from . import _ffi
+from ._ffi import BACKENDS, SWIGLU_TARGET
 from ._primitive import ModulePrimitive
 from .derivatives import silu_second, times_silu_prime, wide_float
 from .op import _devices_marker, _is_weak, _spans_devices, _vary_alike, silu_tangent_p
@@ -66,11 +66,6 @@ from .operands import (
     sum_to_shape,
     varying_axes,
 )
-
-#: The SwiGluGrad custom-call target, registered by ``_ffi`` for every backend;
-#: None while the compiled modules do not have it (the call is then lowered to
-#: its ``jax.numpy`` reference, ``_grad_in_jnp``).
-SWIGLU_TARGET: str | None = getattr(_ffi, "SWIGLU_TARGET", None)
 
 # ================================================================ operands ==
 
@@ -323,9 +318,9 @@ def _tangent_in_jnp(*operands, axis):
 
 
 def _grad_in_jnp(grad_output, *operands, axis, **params):
-    """SwiGluGrad's reference: dA = g * B * s'(A), dB = g * silu(A), each in
-    float32 (or wider) and rounded once. The lowering while the custom call
-    is not registered, of empty arrays, and float64's evaluation."""
+    """SwiGluGrad in jnp: dA = g * B * s'(A), dB = g * silu(A), each in
+    float32 and rounded once; the lowering of empty arrays, which CANN's
+    gradient rejects (nothing to compute, no call)."""
     del params
     a, b = _halves(operands[0], axis) if _packed(axis) else operands
     g = wide_float(grad_output)
@@ -363,17 +358,18 @@ def _kernel_call(grad_output, *operands, axis):
             x, k = x.reshape(pre, shape[k], post), 1
         (dx,) = jax.ffi.ffi_call(SWIGLU_TARGET, (result(x.shape, dtype),))(grad_output, x, axis=np.int64(k))
         return [dx.reshape(shape)]
+    g, a, b = grad_output, *operands
     if len(shape) > MAX_RANK:
-        grad_output, *operands = (v.reshape(math.prod(shape)) for v in (grad_output, *operands))
-    flat = result(grad_output.shape, dtype)
-    da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat))(grad_output, *operands, axis=np.int64(0))
+        g, a, b = (v.reshape(math.prod(shape)) for v in (g, a, b))
+    flat = result(g.shape, dtype)
+    da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat))(g, a, b, axis=np.int64(0))
     return [da.reshape(shape), db.reshape(shape)]
 
 
 def _lowering():
     """The custom call, or, where the program spans several devices, the
     per-shard call under ``custom_partitioning`` (``_per_shard``)."""
-    one_call = mlir.lower_fun(_kernel_call if SWIGLU_TARGET is not None else _grad_in_jnp, multiple_results=True)
+    one_call = mlir.lower_fun(_kernel_call, multiple_results=True)
 
     def rule(ctx, *operands, axis, devices):
         if devices is not None and _spans_devices(ctx.module_context.axis_context):
@@ -383,7 +379,7 @@ def _lowering():
     return rule
 
 
-for _backend in _ffi.BACKENDS:
+for _backend in BACKENDS:
     mlir.register_lowering(swiglu_grad_p, _lowering(), platform=_backend.lowering_platform)
 
 # --------------------------------------------------------------- sharding --
@@ -420,13 +416,16 @@ def _infer_sharding(axis, mesh, arg_shapes, result_shape):
 
 def _sharding_rule(axis, mesh, operand_types, result_types):
     """Shardy rule: one factor per dimension, shared by every operand and
-    result; the packed grad_output's split axis (half x's size) its own factor."""
+    result. The packed grad_output's split axis (half x's size) is a factor of
+    its own, kept whole: each shard's call reads grad_output's whole axis
+    against both halves of x. x's split axis is not replicated, which would
+    gather x's halves: sharded, it raises (``_shard_specs``)."""
     x = operand_types[-1]
     factors = [f"d{j}" for j in range(len(x.shape))]
     full = " ".join(factors)
     if _packed(axis):
         half = " ".join("h" if j == axis else f for j, f in enumerate(factors))
-        return f"{half}, {full} -> {full}", {}
+        return f"{half}, {full} -> {full}", {"need_replication_factors": ("h",)}
     return ", ".join([full] * len(operand_types)) + " -> " + ", ".join([full] * len(result_types)), {}
 
 
@@ -585,6 +584,12 @@ def _as_operands(fn: str, named):
     return _vary_alike(*(a for _, a in arrays))
 
 
+def _native_grads(grad_output, a, b):
+    """(da, db) by JAX's autodiff of ``jax.nn.silu(a) * b``: the float64 path,
+    matching ``jax.grad`` of the forward's float64 path."""
+    return jax.vjp(lambda u, v: jax.nn.silu(u) * v, a, b)[1](grad_output)
+
+
 def _broadcast_pair(fn: str, gate, up):
     """gate and up broadcast to one shape (NumPy rules), or a clear error."""
     try:
@@ -621,11 +626,11 @@ def swiglu(x, axis=-1):
         axis sharded over devices.
 
     Examples:
-      >>> import jax, jax.numpy as jnp
+      >>> import jax, jax.numpy as jnp, numpy as np
       >>> import jax_ascend_silu as jas
       >>> x = jnp.array([[1.0, -2.0, 3.0, 4.0]])  # A = [1, -2], B = [3, 4]
-      >>> jas.swiglu(x).round(4)
-      Array([[ 2.1932, -0.9537]], dtype=float32)
+      >>> np.asarray(jas.swiglu(x)).round(4)
+      array([[ 2.1932, -0.9536]], dtype=float32)
       >>> jax.grad(lambda v: jas.swiglu(v).sum())(x).shape
       (1, 4)
     """
@@ -663,14 +668,14 @@ def silu_mul(gate, up):
       ValueError: shapes that do not broadcast.
 
     Examples:
-      >>> import jax, jax.numpy as jnp
+      >>> import jax, jax.numpy as jnp, numpy as np
       >>> import jax_ascend_silu as jas
       >>> gate, up = jnp.array([1.0, -2.0]), jnp.array([3.0, 4.0])
-      >>> jas.silu_mul(gate, up).round(4)
-      Array([ 2.1932, -0.9537], dtype=float32)
+      >>> np.asarray(jas.silu_mul(gate, up)).round(4)
+      array([ 2.1932, -0.9536], dtype=float32)
       >>> d_gate, d_up = jax.grad(lambda g, u: jas.silu_mul(g, u).sum(), argnums=(0, 1))(gate, up)
-      >>> d_up.round(4)
-      Array([ 0.7311, -0.2384], dtype=float32)
+      >>> np.asarray(d_up).round(4)
+      array([ 0.7311, -0.2384], dtype=float32)
     """
     gate, up = _as_operands("silu_mul", [("gate", gate), ("up", up)])
     _, gate, up = _broadcast_pair("silu_mul", gate, up)
@@ -703,11 +708,11 @@ def swiglu_grad(grad_output, x, axis=-1):
       ValueError: as ``swiglu``, and grad_output of the wrong shape.
 
     Examples:
-      >>> import jax.numpy as jnp
+      >>> import jax.numpy as jnp, numpy as np
       >>> import jax_ascend_silu as jas
-      >>> x = jnp.array([1.0, -2.0, 3.0, 4.0])
-      >>> jas.swiglu_grad(jnp.ones(2), x).round(4)
-      Array([ 2.7812, -0.3635,  0.7311, -0.2384], dtype=float32)
+      >>> x = jnp.array([1.0, -2.0, 3.0, 4.0])  # A = [1, -2], B = [3, 4]
+      >>> np.asarray(jas.swiglu_grad(jnp.ones(2), x)).round(4)  # [dA | dB]
+      array([ 2.783 , -0.3631,  0.7311, -0.2384], dtype=float32)
     """
     fn = "swiglu_grad"
     grad_output, x = _as_operands(fn, [("grad_output", grad_output), ("x", x)])
@@ -718,8 +723,8 @@ def swiglu_grad(grad_output, x, axis=-1):
         raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(half)}, x's "
                          f"({describe(aval)}) with axis {k} halved: the shape of swiglu(x, axis={axis})")
     if not kernel_takes(aval):
-        (dx,) = _grad_in_jnp(grad_output, x, axis=k)
-        return dx
+        a, b = _halves(x, k)
+        return jnp.concatenate(_native_grads(grad_output, a, b), axis=k)
     (dx,) = swiglu_grad_p.bind(grad_output, x, axis=k)
     return dx
 
@@ -745,11 +750,11 @@ def silu_mul_grad(grad_output, gate, up):
       ValueError: shapes that do not broadcast, or grad_output of another shape.
 
     Examples:
-      >>> import jax.numpy as jnp
+      >>> import jax.numpy as jnp, numpy as np
       >>> import jax_ascend_silu as jas
       >>> d_gate, d_up = jas.silu_mul_grad(jnp.ones(2), jnp.array([1.0, -2.0]), jnp.array([3.0, 4.0]))
-      >>> d_gate.round(4), d_up.round(4)
-      (Array([ 2.7812, -0.3635], dtype=float32), Array([ 0.7311, -0.2384], dtype=float32))
+      >>> np.asarray(d_gate).round(4), np.asarray(d_up).round(4)
+      (array([ 2.783 , -0.3631], dtype=float32), array([ 0.7311, -0.2384], dtype=float32))
     """
     fn = "silu_mul_grad"
     grad_output, gate, up = _as_operands(fn, [("grad_output", grad_output), ("gate", gate), ("up", up)])
@@ -763,7 +768,7 @@ def silu_mul_grad(grad_output, gate, up):
                          f"silu_mul(gate, up) for gate ({describe(gate)}) and up ({describe(up)}), or broadcast to it")
     grad_output = jnp.broadcast_to(grad_output, shape)
     if not kernel_takes(jax.typeof(a)):
-        da, db = _grad_in_jnp(grad_output, a, b, axis=None)
+        da, db = _native_grads(grad_output, a, b)
     else:
         da, db = swiglu_grad_p.bind(grad_output, a, b)
     return sum_to_shape(da, tuple(gate.shape)), sum_to_shape(db, tuple(up.shape))
