@@ -7,6 +7,7 @@
 #include "common/broadcast.h"
 #include "cpu/isa.h"
 #include "cpu/silu_grad_cpu.h"
+#include "cpu/swiglu_grad_cpu.h"
 
 namespace jas {
 
@@ -62,6 +63,14 @@ struct jas::SiluGradExecutor {
   const void* self = nullptr;
   void* grad_input = nullptr;
   bool repeatable = false;
+  Isa isa = Isa::kAuto;
+  int64_t chunk_elements = kDefaultChunkElements;
+  int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
+};
+
+
+struct jas::SwiGluGradExecutor {
+  SwiGluLayout layout;
   Isa isa = Isa::kAuto;
   int64_t chunk_elements = kDefaultChunkElements;
   int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set

@@ -9,10 +9,6 @@
 #include "cpu/isa.h"
 #include "cpu/swiglu_grad_cpu.h"
 
-struct jas::SwiGluGradExecutor {
-  SwiGluLayout layout;
-};
-
 namespace jas {
 namespace {
 
@@ -73,11 +69,12 @@ Status SwiGluGradPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc
 Status SwiGluGradRun(void*, uint64_t, SwiGluGradExecutor* executor, const Parallel* parallel) {
   if (executor == nullptr) return kErrParamNullptr;
   const std::unique_ptr<SwiGluGradExecutor> owned(executor);
-  const BlockKernels* kernels = KernelsFor(Isa::kAuto);
+  const BlockKernels* kernels = KernelsFor(executor->isa);
   if (kernels == nullptr) return kErrInnerNullptr;
   const SwiGluLayout& l = executor->layout;
   const Walk walk{&l, kernels->by_type[DtypeIndex(l.dtype)].swiglu, FindDtype(l.dtype)->bytes};
-  return RunInChunks(l.numel(), kDefaultChunkElements, kParallelMinElements, parallel, &RunRows, &walk);
+  return RunInChunks(l.numel(), executor->chunk_elements, executor->parallel_min_elements, parallel, &RunRows,
+                     &walk);
 }
 
 Status SwiGluGradDestroyExecutor(SwiGluGradExecutor* executor) {

@@ -20,19 +20,34 @@ Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, cons
   return kSuccess;
 }
 
-Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa) {
+namespace {
+
+template <class Executor>
+Status SetIsa(Executor* executor, Isa isa) {
   if (executor == nullptr) return kErrParamNullptr;
   if (!IsaSupported(isa)) return kErrParamInvalid;
   executor->isa = isa;
   return kSuccess;
 }
 
-Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements) {
+template <class Executor>
+Status SetChunkElements(Executor* executor, int64_t chunk_elements) {
   if (executor == nullptr) return kErrParamNullptr;
   if (chunk_elements < 1) return kErrParamInvalid;
   executor->chunk_elements = chunk_elements;
   executor->parallel_min_elements = 0;
   return kSuccess;
+}
+
+}  // namespace
+
+Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa) { return SetIsa(executor, isa); }
+Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements) {
+  return SetChunkElements(executor, chunk_elements);
+}
+Status SwiGluGradSetIsa(SwiGluGradExecutor* executor, Isa isa) { return SetIsa(executor, isa); }
+Status SwiGluGradSetChunkElements(SwiGluGradExecutor* executor, int64_t chunk_elements) {
+  return SetChunkElements(executor, chunk_elements);
 }
 
 }  // namespace jas

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cpu/silu_grad_cpu.h"
+#include "cpu/swiglu_grad_cpu.h"
 
 namespace jas {
 
@@ -30,6 +31,10 @@ Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 // that, so any pass of two or more chunks is shared (tests use it to prove
 // results do not depend on the split).
 Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
+
+// The same two controls over a SwiGluGrad executor.
+Status SwiGluGradSetIsa(SwiGluGradExecutor* executor, Isa isa);
+Status SwiGluGradSetChunkElements(SwiGluGradExecutor* executor, int64_t chunk_elements);
 
 }  // namespace jas
 
