@@ -11,7 +11,9 @@
 // 2^127 for float32 and bfloat16, near the overflow for float16) and random
 // bit patterns (infinities and NaN payloads included). Path "full" gives x
 // the output's shape; "broadcast" gives x one row, so s'(x) is computed once
-// into the workspace and multiplied per row.
+// into the workspace and multiplied per row; path "swiglu" runs SwiGluGrad
+// with A the full x, yGrad the grad_output rows and B the rows shifted by
+// one element (so B meets every kind of value too), digesting dA then dB.
 //
 //   silu_grad_digest [--stride S]
 #include <cstdint>
@@ -23,6 +25,8 @@
 
 #include "common/half.h"
 #include "kernel_test_util.h"
+#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/testing.h"
 #include "silu_grad.h"
 
 namespace {
@@ -80,10 +84,23 @@ std::vector<uint32_t> XBits(DataType t, uint64_t stride) {
   return bits;
 }
 
-uint64_t Digest(const Operand& out, int64_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
+uint64_t Digest(const Operand& out, int64_t n, uint64_t h = 0xcbf29ce484222325ull) {
   for (int64_t i = 0; i < n; ++i) h = (h ^ out.Bits(i)) * 0x100000001b3ull;
   return h;
+}
+
+// SwiGluGrad (pair layout) on one ISA; the digest of dA then dB, or 0 when it fails.
+uint64_t SwiGluDigest(Operand& g, Operand& a, Operand& b, Isa isa) {
+  const int64_t n = jas::test::Numel(g.dims);
+  Operand da = jas::test::Contiguous(g.dtype, g.dims), db = jas::test::Contiguous(g.dtype, g.dims);
+  const jas::TensorDesc tg = g.Desc(), ta = a.Desc(), tb = b.Desc(), tda = da.Desc(), tdb = db.Desc();
+  uint64_t ws = 0;
+  jas::SwiGluGradExecutor* e = nullptr;
+  if (jas::SwiGluGradPairGetWorkspaceSize(&tg, &ta, &tb, &tda, &tdb, &ws, &e) != jas::kSuccess) return 0;
+  if (jas::SwiGluGradSetIsa(e, isa) != jas::kSuccess || jas::SwiGluGradRun(nullptr, 0, e, nullptr) != jas::kSuccess) {
+    return 0;
+  }
+  return Digest(db, n, Digest(da, n));
 }
 
 }  // namespace
@@ -121,18 +138,24 @@ int main(int argc, char** argv) {
       }
     }
     for (int64_t i = 0; i < n; ++i) x_row.SetBits(i, xb[i]);
-    for (const char* path : {"full", "broadcast"}) {
-      Operand& x = std::strcmp(path, "full") == 0 ? x_full : x_row;
+    Operand b_shifted = jas::test::Contiguous(t, {kRows, n});
+    for (int64_t i = 0; i < kRows * n; ++i) b_shifted.SetBits(i, go.Bits((i + 1) % (kRows * n)));
+    for (const char* path : {"full", "broadcast", "swiglu"}) {
+      const bool swiglu = std::strcmp(path, "swiglu") == 0;
+      Operand& x = std::strcmp(path, "broadcast") == 0 ? x_row : x_full;
       std::string first;
       for (Isa isa : isas) {
         Operand out = jas::test::Contiguous(t, {kRows, n});
-        if (jas::test::Compute(go, x, out, {isa}) != jas::kSuccess) {
+        const uint64_t h = swiglu ? SwiGluDigest(go, x, b_shifted, isa)
+                           : jas::test::Compute(go, x, out, {isa}) == jas::kSuccess ? Digest(out, kRows * n)
+                                                                                     : 0;
+        if (h == 0) {
           std::fprintf(stderr, "silu_grad_digest: the kernel failed on %s %s %s\n", jas::DtypeName(t), path,
                        jas::IsaName(isa));
           return 1;
         }
         char digest[17];
-        std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(Digest(out, kRows * n)));
+        std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h));
         std::printf("%s %s %s %s (%lld elements)\n", jas::DtypeName(t), path, digest, jas::IsaName(isa),
                     static_cast<long long>(kRows * n));
         if (first.empty()) first = digest;
