@@ -21,8 +21,10 @@ Flax NNX graph nodes among the arguments (modules, ``nnx.Rngs``, Variables,
 anywhere in a pytree) are split into a graph definition and state before the
 trace and merged back into the same objects after it, as NNX's own transforms
 do, so state ``f`` changes in place (Dropout RNG counts, BatchNorm statistics)
-is kept. ``flax`` is never imported here: only where ``flax.nnx`` already is
-can an argument be a graph node.
+is kept. Only the nodes ``f`` changed are written back: one it left as it was,
+such as the ``nnx.State`` that NNX's functional API merges into a copy inside
+``f``, is not touched. ``flax`` is never imported here: only where
+``flax.nnx`` already is can an argument be a graph node.
 
 Refused: a routed function called inside a Haiku transform, whose parameters
 and state cannot cross route's own trace (route the transformed ``apply``),
@@ -134,7 +136,14 @@ class _GraphNodes:
     before, merged inside, split again after ``f`` ran, and merged back into the
     very objects passed, so that what ``f`` changes in place (RNG counts, batch
     statistics, any Variable, even attributes added) is there after the call as
-    it would be without route. Without ``flax.nnx`` imported nothing is a node."""
+    it would be without route. Without ``flax.nnx`` imported nothing is a node.
+
+    Only argument nodes that ``f`` changed are written back. NNX lets a Variable
+    be set only at the JAX trace level it was made at, and an argument a JAX
+    transform passes on as it is (one of ``jax.grad``'s non-differentiated
+    arguments) belongs to the caller's level: unrouted, ``f`` may read it there
+    but not change it, so writing its unchanged state back would fail where
+    ``f`` alone runs."""
 
     _tags = itertools.count()
 
@@ -144,7 +153,9 @@ class _GraphNodes:
         self._tag = f"jax_ascend_silu.route.{next(self._tags)}"
         self._at: list[int] = []  # where the argument leaves were graph nodes
         self._n_leaves = 0
+        self._outer: list[Any] = []  # the argument nodes, as passed
         self._inner: Any = None  # the argument nodes as f sees them, inside the trace
+        self._before: list[Any] = []  # what each of them held when f got it
         self._record: Any = None  # how to put f's results (and the nodes' new state) back together
         self.out_tree: Any = None
 
@@ -156,6 +167,7 @@ class _GraphNodes:
         """The argument leaves with each graph node replaced by None and the
         leaves of their state appended, inside NNX's update context when there are nodes."""
         self._at = [i for i, leaf in enumerate(leaves) if self.is_node(leaf)]
+        self._outer = [leaves[i] for i in self._at]
         self._n_leaves = len(leaves)
         if self._nnx is None:
             yield list(leaves)
@@ -179,24 +191,45 @@ class _GraphNodes:
             return leaves
         with self._nnx.merge_context(self._tag, True) as ctx:
             self._inner = ctx.merge(self._graphdef, jax.tree.unflatten(self._state_tree, full[self._n_leaves :]))
+        self._before = [self._contents(node) for node in self._inner]
         for i, node in zip(self._at, self._inner):
             leaves[i] = node
         return leaves
 
+    def _contents(self, node: Any) -> tuple[Any, list[tuple[Any, Any, Any]]]:
+        """A node's graph structure and each Variable in it with its value and metadata."""
+        variables = [v for _, v in self._nnx.iter_graph(node) if isinstance(v, self._nnx.Variable)]
+        return self._nnx.graphdef(node), [(v, v.get_raw_value(), v.get_metadata()) for v in variables]
+
+    def _unchanged(self, node: Any, before: tuple[Any, list[tuple[Any, Any, Any]]]) -> bool:
+        """Whether f left the argument node as it got it: the same structure, Variables and values."""
+        graphdef, variables = self._contents(node)
+        return graphdef == before[0] and len(variables) == len(before[1]) and all(
+            v is v0 and value is value0 and metadata == metadata0
+            for (v, value, metadata), (v0, value0, metadata0) in zip(variables, before[1]))
+
     def split_outputs(self, out: list[Any]) -> list[Any]:
         """Inside the trace: f's result leaves with graph nodes taken out, followed by
-        the array state of the argument and result nodes (the jaxpr's results)."""
-        at = [i for i, leaf in enumerate(out) if self.is_node(leaf)]
-        if not self._at and not at:
-            self._record = None
-            return out
+        the array state of the argument nodes f changed and of the result nodes (the
+        jaxpr's results)."""
+        inner = list(self._inner or ())
+        kept = [self._unchanged(node, before) for node, before in zip(inner, self._before)]
+        self._before = []
+        changed = tuple(node for node, same in zip(inner, kept) if not same)
+        # An unchanged argument node that f returns is handed back as the object passed, not written to.
+        passed = {id(node): outer for node, outer, same in zip(inner, self._outer, kept) if same}
+        returned = {i: passed[id(leaf)] for i, leaf in enumerate(out) if id(leaf) in passed}
+        at = [i for i, leaf in enumerate(out) if self.is_node(leaf) and i not in returned]
+        plain = [leaf for i, leaf in enumerate(out) if i not in at and i not in returned]
+        if not changed and not at:
+            self._record = (len(out), at, returned, None, None, [], []) if returned else None
+            return plain
         with self._nnx.split_context(self._tag) as ctx:
-            graphdef, state = ctx.split((tuple(self._inner or ()), tuple(out[i] for i in at)))
+            graphdef, state = ctx.split((changed, tuple(out[i] for i in at)))
         state_leaves, state_tree = jax.tree.flatten(state)
         # Non-array state (a Python number in a Variable) is set at trace time and kept as it is.
         dynamic = [i for i, leaf in enumerate(state_leaves) if _is_array(leaf)]
-        plain = [leaf for i, leaf in enumerate(out) if i not in at]
-        self._record = (len(out), at, len(plain), graphdef, state_tree, state_leaves, dynamic)
+        self._record = (len(out), at, returned, graphdef, state_tree, state_leaves, dynamic)
         return plain + [state_leaves[i] for i in dynamic]
 
     def merge_outputs(self, values: list[Any]) -> list[Any]:
@@ -204,14 +237,17 @@ class _GraphNodes:
         and result nodes rebuilt (the argument objects themselves where f returned them)."""
         if self._record is None:
             return values
-        n_out, at, n_plain, graphdef, state_tree, state_leaves, dynamic = self._record
-        state_leaves = list(state_leaves)
-        for i, value in zip(dynamic, values[n_plain:]):
-            state_leaves[i] = value
-        with self._nnx.merge_context(self._tag, False) as ctx:
-            _, out_nodes = ctx.merge(graphdef, jax.tree.unflatten(state_tree, state_leaves))
+        n_out, at, returned, graphdef, state_tree, state_leaves, dynamic = self._record
+        n_plain = n_out - len(at) - len(returned)
+        out_nodes: Sequence[Any] = ()
+        if graphdef is not None:
+            state_leaves = list(state_leaves)
+            for i, value in zip(dynamic, values[n_plain:]):
+                state_leaves[i] = value
+            with self._nnx.merge_context(self._tag, False) as ctx:
+                _, out_nodes = ctx.merge(graphdef, jax.tree.unflatten(state_tree, state_leaves))
         plain, nodes = iter(values[:n_plain]), iter(out_nodes)
-        return [next(nodes) if i in at else next(plain) for i in range(n_out)]
+        return [returned[i] if i in returned else next(nodes) if i in at else next(plain) for i in range(n_out)]
 
     @contextlib.contextmanager
     def explain_trace_errors(self) -> Iterator[None]:

@@ -375,3 +375,120 @@ def test_module_changed_while_closed_over_is_refused_with_what_to_do():
     # Read only, a closed-over module is fine.
     model.eval()
     np.testing.assert_array_equal(jas.route(lambda x: model(x).sum())(x), model(x).sum())
+
+
+# --- NNX's functional API inside the routed function ----------------------------------
+#
+# nnx.split outside, nnx.merge inside the loss: the module the loss builds is its own, and
+# the state passed in as a non-differentiated argument of jax.value_and_grad stays at the
+# caller's trace level, where NNX refuses any write from inside the transform. Unrouted,
+# the loss only reads that state, so route must leave it unwritten too.
+
+
+class _DropoutMLP(nnx.Module):
+    def __init__(self, seed):
+        rngs = nnx.Rngs(seed, dropout=seed + 1)
+        self.a = nnx.Linear(4, 16, rngs=rngs)
+        self.drop = nnx.Dropout(0.5, rngs=rngs)
+        self.b = nnx.Linear(16, 2, rngs=rngs)
+
+    def __call__(self, x):
+        return self.b(self.drop(nnx.silu(self.a(x))))
+
+
+FUNCTIONAL_MODELS = {"sequential": _dropout_model, "module": _DropoutMLP}
+
+
+def _functional_loss(graphdef, copy):
+    def loss(params, rest, x, y):
+        model = nnx.merge(graphdef, params, rest, copy=copy)
+        return jnp.mean((model(x) - y) ** 2), nnx.state(model, nnx.Not(nnx.Param))
+
+    return loss
+
+
+def _rng_counts(state):
+    return [int(count) for count in jax.tree.leaves(nnx.filter_state(state, nnx.RngCount))]
+
+
+def _assert_same_arrays(actual, expected):
+    actual, expected = _non_params(actual), _non_params(expected)
+    assert len(actual) == len(expected) and all(np.array_equal(a, b) for a, b in zip(actual, expected))
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("model_name", list(FUNCTIONAL_MODELS))
+def test_nnx_functional_api_under_route_has_no_trace_context_error(model_name, jit):
+    """jax.value_and_grad(route(loss), has_aux=True)(params, rest, x, y) with nnx.merge(..., copy=True)
+    in the loss: gradients and the returned state (the Dropout's RNG count advanced) as unrouted,
+    the caller's state untouched, and the gradient through SiluGrad."""
+    graphdef, params, rest = nnx.split(FUNCTIONAL_MODELS[model_name](0), nnx.Param, ...)
+    passed = nnx.clone(rest)
+    x, y = _nnx_problem("dropout")[1]
+    loss = _functional_loss(graphdef, copy=True)
+
+    def value_and_grad(f):
+        step = jax.value_and_grad(f, has_aux=True)
+        return jax.jit(step) if jit else step
+
+    (value, state), grads = value_and_grad(jas.route(loss))(params, rest, x, y)
+    (value0, state0), grads0 = value_and_grad(loss)(params, rest, x, y)
+    np.testing.assert_allclose(value, value0, rtol=1e-6)
+    assert_trees_close(grads, grads0)
+    _assert_same_arrays(state, state0)
+    assert _rng_counts(state) == _rng_counts(state0) != _rng_counts(passed)
+    _assert_same_arrays(rest, passed)
+    assert custom_calls(value_and_grad(jas.route(loss)), params, rest, x, y) == 1
+    assert custom_calls(value_and_grad(loss), params, rest, x, y) == 0
+
+
+@pytest.mark.parametrize("mode", ["eval-value_and_grad", "train-eager", "train-jit"])
+def test_nnx_merge_without_copy_under_route(mode):
+    """nnx.merge without copy: the loss's module holds the caller's Variables. In eval mode it only
+    reads them, which works under jax.value_and_grad; in training mode its Dropout advances the
+    caller's RNG count, which works eagerly (the caller's state changes in place) and under jax.jit
+    (the returned state changes). Routed, each ends as unrouted."""
+    x, y = _nnx_problem("dropout")[1]
+
+    def run(wrap):
+        model = _DropoutMLP(0)
+        if mode.startswith("eval"):
+            model.eval()
+        graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+        passed = nnx.clone(rest)
+        loss = wrap(_functional_loss(graphdef, copy=False))
+        if mode == "eval-value_and_grad":
+            (value, state), grads = jax.value_and_grad(loss, has_aux=True)(params, rest, x, y)
+        else:
+            value, state = (jax.jit(loss) if mode == "train-jit" else loss)(params, rest, x, y)
+            grads = params
+        return value, state, grads, rest, passed
+
+    value, state, grads, rest, passed = run(jas.route)
+    value0, state0, grads0, rest0, _ = run(lambda f: f)
+    np.testing.assert_allclose(value, value0, rtol=1e-6)
+    assert_trees_close(grads, grads0)
+    _assert_same_arrays(state, state0)
+    _assert_same_arrays(rest, rest0)
+    moved = _rng_counts(state) != _rng_counts(passed)
+    assert moved == mode.startswith("train")
+    assert (_rng_counts(rest) != _rng_counts(passed)) == (mode == "train-eager")
+
+
+def test_unchanged_nnx_argument_under_grad_has_no_trace_context_error():
+    """A module passed to jax.grad's function as a non-differentiated argument, read and returned
+    unchanged: gradients as unrouted, through SiluGrad, and returned eagerly as the very object passed."""
+    model = _DropoutMLP(0)
+    model.eval()
+    x = _nnx_problem("dropout")[1][0]
+
+    def f(x, model):
+        return jnp.mean(model(x) ** 2), model
+
+    grad, returned = jax.grad(jas.route(f), has_aux=True)(x, model)
+    grad0, _ = jax.grad(f, has_aux=True)(x, model)
+    assert_trees_close(grad, grad0)
+    assert isinstance(returned, _DropoutMLP)
+    assert jas.route(f)(x, model)[1] is model
+    assert custom_calls(jax.grad(jas.route(f), has_aux=True), x, model) == 1
+    assert custom_calls(jax.grad(f, has_aux=True), x, model) == 0
