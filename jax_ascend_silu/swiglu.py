@@ -190,8 +190,9 @@ class SwiGluPrimitive(ModulePrimitive):
         if len(args) == self._packed_arity:
             x = jax.typeof(args[-1])
             params["axis"] = _normalise_axis(self._public, params.get("axis", -1), x)
-        else:
-            params["axis"] = None
+        elif params.setdefault("axis", None) is not None:
+            raise TypeError(f"{self._public}: axis={params['axis']!r} is for the packed form; the pair form "
+                            "(a and b apart) has no axis to split")
         if self._partitioned and "devices" not in params:
             params["devices"] = _devices_marker()
         return super().bind(*args, **params)
@@ -464,6 +465,19 @@ def _forward_jvp(primals, tangents, *, axis):
     return out, swiglu_tangent_p.bind(*_instantiate(tangents), *primals, axis=axis)
 
 
+def _forward_transpose(ct, *operands, axis):
+    """silu(a) * b is linear in b alone (pair form, a known): b's cotangent is
+    silu(a) * ct, this primitive again. ``jax.linear_transpose`` of
+    ``lambda up: silu_mul(gate, up)`` needs it, as it needs ``mul``'s."""
+    if _packed(axis) or ad.is_undefined_primal(operands[0]):
+        raise ValueError("swiglu, silu_mul: silu(a) * b is linear in b alone (with a fixed); it cannot be "
+                         "transposed in a, nor in a packed x")
+    a, b = operands
+    if _is_zero(ct):
+        return [None, ad.Zero(b.aval)]
+    return [None, swiglu_p.bind(a, ct)]
+
+
 def _tangent_transpose(ct, *operands, axis):
     """The backward pass proper: one SwiGluGrad call of the cotangent."""
     n = 1 if _packed(axis) else 2
@@ -563,6 +577,7 @@ def _batcher(prim):
 ad.primitive_jvps[swiglu_p] = _forward_jvp
 ad.primitive_jvps[swiglu_tangent_p] = _tangent_jvp
 ad.primitive_jvps[swiglu_grad_p] = _grad_jvp
+ad.primitive_transposes[swiglu_p] = _forward_transpose
 ad.primitive_transposes[swiglu_tangent_p] = _tangent_transpose
 ad.primitive_transposes[swiglu_grad_p] = _grad_transpose
 for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):

@@ -287,6 +287,14 @@ def test_derivatives_of_the_gradient():
     _assert_close(ct, jax.linear_transpose(lambda gg: native_grad(gg, x), g)(w), np.float32)
 
 
+def test_linear_transpose_in_up():
+    """silu_mul(gate, up) is linear in up, as jax.nn.silu(gate) * up is."""
+    gate, ct = jnp.asarray(_normal((3, 4), np.float32, 37)), jnp.asarray(_normal((3, 4), np.float32, 38))
+    up = jnp.zeros((4,), jnp.float32)
+    ours = jax.linear_transpose(lambda u: jas.silu_mul(gate, u), up)(ct)
+    _assert_close(ours, jax.linear_transpose(lambda u: _native_silu_mul(gate, u), up)(ct), np.float32)
+
+
 @pytest.mark.parametrize("name", ["swiglu", "silu_mul"])
 def test_backward_pass_keeps_only_the_inputs(name, capsys):
     x = jnp.asarray(_normal((4, 8), np.float32, 22))
@@ -481,6 +489,8 @@ ERRORS = {
     "grad-shape-pair": (lambda: jas.silu_mul_grad(jnp.ones((3, 4)), jnp.ones(4), jnp.ones(4)), ValueError, r"silu_mul_grad: grad_output \(float32\[3, 4\]\) must have shape \[4\]"),
     "primitive-dtype": (lambda: jas.swiglu_grad_p.bind(jnp.ones(2, jnp.float64), jnp.ones(4, jnp.float64)), TypeError, r"swiglu_grad_p: x has dtype float64 .* the primitive takes float32, float16, bfloat16"),
     "primitive-shapes": (lambda: jas.swiglu_grad_p.bind(jnp.ones(3), jnp.ones(3), jnp.ones(4)), ValueError, r"swiglu_grad_p: a \(float32\[3\]\) and b \(float32\[4\]\) must have one shape"),
+    "primitive-pair-axis": (lambda: jas.swiglu_grad_p.bind(jnp.ones(3), jnp.ones(3), jnp.ones(3), axis=0), TypeError, r"swiglu_grad_p: axis=0 is for the packed form"),
+    "transpose-in-gate": (lambda: jax.linear_transpose(lambda a: jas.silu_mul(a, jnp.ones(3)), jnp.ones(3))(jnp.ones(3)), ValueError, r"silu\(a\) \* b is linear in b alone"),
     "primitive-grad-shape": (lambda: jas.swiglu_grad_p.bind(jnp.ones(4), jnp.ones(4)), ValueError, r"swiglu_grad_p: grad_output \(float32\[4\]\) must have shape \[2\]"),
 }
 
