@@ -56,7 +56,7 @@ def _enough_memory():
     why = f"needs {NEEDED_GIB} GiB of free memory, {available:.1f} GiB available"
     if _required():
         pytest.fail(f"{why}; in CI (CI or {REQUIRE_VARIABLE} set) these tests must run")
-    pytest.skip(f"{why}; CI runs it (deselect with -m 'not huge')")
+    pytest.skip(f"{why}; these tests run in CI (deselect with -m 'not huge')")
 
 
 def _inputs(dtype):
