@@ -58,7 +58,8 @@ def _fallback_inventory() -> str:
     """An objects.inv (version 2) of JAX_LINKED in the temporary folder, named by its content; its path."""
     lines = [f"{name} {role} 1 _autosummary/{name}.html#$ -" for role, names in JAX_LINKED.items() for name in names]
     body = zlib.compress("\n".join(lines).encode() + b"\n")
-    header = b"# Sphinx inventory version 2\n# Project: JAX\n# Version: \n# The remainder of this file is compressed using zlib.\n"
+    header = (b"# Sphinx inventory version 2\n# Project: JAX\n# Version: \n"
+              b"# The remainder of this file is compressed using zlib.\n")
     path = pathlib.Path(tempfile.gettempdir()) / f"jax_ascend_silu-docs-jax-{zlib.crc32(body):08x}.inv"
     path.write_bytes(header + body)
     return str(path)
