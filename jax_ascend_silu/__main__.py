@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     bench.add_argument("--out", default="bench_out", help="folder for the JSON and the PNG plot (default bench_out)")
     bench.add_argument("--markdown", metavar="FILE",
                        help="also write the tables into FILE between its bench-table markers "
-                            "(e.g. benchmarks/README.md)")
+                            "(e.g. docs/performance.md)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     bench.set_defaults(func=_bench)
     args, unknown = parser.parse_known_args(argv)

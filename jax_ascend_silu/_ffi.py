@@ -273,6 +273,14 @@ def backends() -> dict[str, dict]:
     (``"pjrt_backend"``, ``"pjrt"``) and whether the handler registration
     reached it (``"registration_reached"``, ``"registration"``). These are
     looked up on the first call, not at import.
+
+    Examples:
+      >>> import jax_ascend_silu as jas
+      >>> status = jas.backends()
+      >>> sorted(status)
+      ['ascend', 'cpu', 'cuda']
+      >>> status["cpu"]["compiled"], status["cpu"]["platforms"]
+      (True, ['cpu'])
     """
     report = {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
     for status in report.values():
