@@ -1247,6 +1247,24 @@ void ExpectNoKernelOn910A(const Outcome& o) {
   EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
 }
 
+// The chip's verdict on a call (910A: no kernel; 310P: no bfloat16), its
+// cleanup checked; true when the call should have run. Nothing is ever
+// allocated on a chip without the kernel (the pair form's staging included).
+bool ExpectChipVerdict(const Outcome& o, Chip chip, DataType t, const Allocator& alloc, const std::string& what) {
+  if (!HasSwiGlu(chip)) {
+    ExpectNoKernelOn910A(o);
+    EXPECT_TRUE(alloc.requests.empty()) << what;
+    return false;
+  }
+  if (SwiGluRefuses(chip, t)) {
+    ExpectBfloat16RefusedOn310P(o);
+    EXPECT_TRUE(NoLeaks()) << what;
+    return false;
+  }
+  EXPECT_TRUE(o.ok()) << what << ": " << o.message;
+  return o.ok();
+}
+
 }  // namespace
 
 TEST(ascend_swiglu, packed_goes_to_cann_as_it_is_along_any_dim_in_every_dtype_on_every_chip) {
@@ -1265,16 +1283,7 @@ TEST(ascend_swiglu, packed_goes_to_cann_as_it_is_along_any_dim_in_every_dtype_on
         const std::string what = std::string(name) + " " + jas::DtypeName(t) + " x " +
                                  std::to_string(c.x.size()) + "-d, dim " + std::to_string(c.dim);
         PackedRun r(t, c.x, c.dim);
-        if (!HasSwiGlu(chip)) {
-          ExpectNoKernelOn910A(r.outcome);
-          continue;
-        }
-        if (SwiGluRefuses(chip, t)) {
-          ExpectBfloat16RefusedOn310P(r.outcome);
-          EXPECT_TRUE(NoLeaks());
-          continue;
-        }
-        ASSERT_TRUE(r.outcome.ok()) << what << ": " << r.outcome.message;
+        if (!ExpectChipVerdict(r.outcome, chip, t, r.alloc, what)) continue;
         const fake_cann::Record& rec = fake_cann::Calls();
         EXPECT_EQ(rec.phase1_operator, std::string("SwiGluGrad")) << what;
         EXPECT_EQ(rec.swiglu_dim, c.dim) << what;  // as given, negative too: CANN normalises it
@@ -1309,17 +1318,7 @@ TEST(ascend_swiglu, pair_form_stages_a_and_b_runs_the_packed_operator_and_copies
         const Chip chip = fake_cann::CurrentChip();
         const std::string what = std::string(name) + " " + jas::DtypeName(t) + " rank " + std::to_string(dims.size());
         PairRun r(t, dims);
-        if (!HasSwiGlu(chip)) {
-          ExpectNoKernelOn910A(r.outcome);
-          EXPECT_TRUE(r.alloc.requests.empty()) << what;  // nothing staged for a chip without the kernel
-          continue;
-        }
-        if (SwiGluRefuses(chip, t)) {
-          ExpectBfloat16RefusedOn310P(r.outcome);
-          EXPECT_TRUE(NoLeaks());
-          continue;
-        }
-        ASSERT_TRUE(r.outcome.ok()) << what << ": " << r.outcome.message;
+        if (!ExpectChipVerdict(r.outcome, chip, t, r.alloc, what)) continue;
         const int64_t n = r.g.numel();
         const uint64_t half = static_cast<uint64_t>(n * Buffer::ElemBytes(t));
         const fake_cann::Record& rec = fake_cann::Calls();
