@@ -156,7 +156,8 @@ std::string Bfloat16Note(cann::aclnnStatus status, DataType dtype, const Current
 }
 
 // Phase 1 (`phase1(&bytes, &executor)`, CANN's `aclnn`GetWorkspaceSize on the
-// created tensors), the workspace it asks for, phase 2 (`phase2`) on `stream`:
+// created tensors), the workspace it asks for, phase 2 (`phase2`, of the one
+// type every aclnn phase 2 has, aclnnSiluBackward's as aclnnSwiGluGrad's) on `stream`:
 // the two phases of every operator, as CANN's contract has them. `note(status)`
 // explains a phase-1 refusal; `operands()` describes the tensors, for
 // messages only (a call that succeeds builds no string).
