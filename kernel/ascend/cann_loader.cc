@@ -171,7 +171,12 @@ std::string NotFound(const Role& role, bool op, const CannSearch& search, const 
   std::string line = std::string(role.role) + ": " +
                      (op ? std::string(role.probe) + " in " + Join(names, ", ") : Join(names, " or ")) +
                      " not found in " + WhereSearched(search, op);
-  if (!tried.empty()) line += " [" + Join(tried, "; ") + "]";
+  // Each failure once: a bare name on the loader path can resolve to a file already tried by its path.
+  std::vector<std::string> distinct;
+  for (const std::string& t : tried) {
+    if (std::find(distinct.begin(), distinct.end(), t) == distinct.end()) distinct.push_back(t);
+  }
+  if (!distinct.empty()) line += " [" + Join(distinct, "; ") + "]";
   return line;
 }
 
