@@ -60,6 +60,8 @@ def _print_ascend(status: dict) -> None:
         for lib in cann["libraries"]:
             label = "aclnnSiluBackward from" if lib["path"] == cann["operator_library"] else lib["role"]
             print(f"          {label}: {lib['path']} ({lib['origin']})")
+        if cann.get("swiglu_operator_library"):  # SwiGluGrad's operator, looked up on its own
+            print(f"          aclnnSwiGluGrad from: {cann['swiglu_operator_library']}")
         print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
         for note in cann["notes"]:
             print(f"          note: {note}")

@@ -266,8 +266,9 @@ def backends() -> dict[str, dict]:
 
     The Ascend entry also says what the run-time search for CANN found
     (``"cann"``: found, problem, libraries with the origin of each,
-    operator_library (the file ``aclnnSiluBackward`` comes from), version,
-    version_note, notes; its
+    operator_library (the file ``aclnnSiluBackward`` comes from),
+    swiglu_operator_library (``aclnnSwiGluGrad``'s, or ''), swiglu_problem
+    (why SwiGluGrad cannot run there, or ''), version, version_note, notes; its
     ``"detail"`` names the libraries and version, or what was looked for and
     not found), whether this process has a PJRT backend for platform ASCEND
     (``"pjrt_backend"``, ``"pjrt"``) and whether the handler registration
