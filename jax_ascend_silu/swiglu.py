@@ -199,7 +199,7 @@ class SwiGluPrimitive(ModulePrimitive):
 
 
 class SwiGluGradPrimitive(SwiGluPrimitive):
-    """The SwiGluGrad primitive, ``swiglu_grad_p``: CANN's ``aclnnSwiGluGrad``.
+    """The SwiGluGrad primitive, ``swiglu_grad_p``, which is ``aclnnSwiGluGrad`` of CANN.
 
     Packed: ``swiglu_grad_p.bind(grad_output, x, axis=k)`` returns ``[dx]``, x's
     shape, ``dx = [dA | dB]`` along ``k`` (-1 when not given); grad_output is
@@ -212,6 +212,19 @@ class SwiGluGradPrimitive(SwiGluPrimitive):
     ``custom_partitioning`` where the program spans several devices, as
     ``silu_grad_p``'s. Unlike ``swiglu_grad`` it takes the operands as they
     are: no dtype casts, no broadcasting, no ``shard_map`` alignment.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import numpy as np
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([1.0, -2.0, 3.0, 4.0], jnp.float32)  # A = [1, -2], B = [3, 4]
+      >>> g = jnp.ones(2, jnp.float32)
+      >>> (dx,) = jas.swiglu_grad_p.bind(g, x)  # packed, axis -1
+      >>> np.array_equal(dx, jas.swiglu_grad(g, x))
+      True
+      >>> da, db = jas.swiglu_grad_p.bind(g, x[:2], x[2:])  # pair
+      >>> np.array_equal(jnp.concatenate([da, db]), dx)
+      True
     """
 
 
@@ -700,7 +713,7 @@ def silu_mul(gate, up):
 
 
 def swiglu_grad(grad_output, x, axis=-1):
-    """SwiGLU's backward pass, packed: CANN's ``aclnnSwiGluGrad``.
+    """The backward pass of ``swiglu``, packed as x: ``aclnnSwiGluGrad`` of CANN.
 
     For ``x = [A | B]`` along ``axis`` it returns ``[dA | dB]``, x's shape,
     with ``dA = grad_output * B * s'(A)`` and ``dB = grad_output * silu(A)``
@@ -745,7 +758,7 @@ def swiglu_grad(grad_output, x, axis=-1):
 
 
 def silu_mul_grad(grad_output, gate, up):
-    """``silu_mul``'s backward pass: ``(d_gate, d_up)`` through one custom call.
+    """The backward pass of ``silu_mul``: ``(d_gate, d_up)`` through one custom call.
 
     ``d_gate = grad_output * up * s'(gate)`` and ``d_up = grad_output *
     silu(gate)`` (s the SiLU), computed in float32 and rounded once, each

@@ -2,11 +2,10 @@
 against a float64 reference (dtypes x shapes, eager and under jit), against
 JAX's autodiff of the jnp expression (reverse and forward mode, second
 order, vmap), what the backward pass keeps and calls, sharding, export, and
-every error case."""
+every error case (the docstring examples run in test_docs_reference.py)."""
 
 from __future__ import annotations
 
-import doctest
 import importlib
 
 import jax
@@ -503,18 +502,7 @@ def test_errors_at_trace_time(case, mode):
         fn() if mode == "eager" else jax.jit(fn)()
 
 
-# ------------------------------------------------------------------ docs --
-
-
-@pytest.mark.parametrize("name", ["swiglu", "silu_mul", "swiglu_grad", "silu_mul_grad"])
-def test_docstring_examples_run(name):
-    fn = getattr(jas, name)
-    assert "Examples:" in fn.__doc__
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    (test,) = finder.find(fn, name, globs={})
-    assert test.examples
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+# --------------------------------------------------------------- exports --
 
 
 def test_every_name_is_exported():
