@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/dtype.h"
+#include "common/status.h"
 #include "cuda/grid.h"
 
 namespace jas::cuda {
@@ -176,6 +177,23 @@ std::string LoadOnEveryDevice(LoadOf&& load_of) {
   }
   cudaSetDevice(current);
   return failure;
+}
+
+// Phase 2's launch for `dtype`: `launch_of.template operator()<T>()` returns
+// the launch call's code. kErrParamInvalid for a dtype outside the table;
+// kErrRuntime for a failed launch call, its code put in *launch_error (when
+// not null).
+template <class LaunchOf>
+Status LaunchFor(DataType dtype, cudaError_t* launch_error, LaunchOf&& launch_of) {
+  cudaError_t err = cudaSuccess;
+  if (!VisitDtype(dtype, [&]<DataType T>() { err = launch_of.template operator()<T>(); })) {
+    return kErrParamInvalid;
+  }
+  if (err != cudaSuccess) {
+    if (launch_error != nullptr) *launch_error = err;
+    return kErrRuntime;
+  }
+  return kSuccess;
 }
 
 }  // namespace jas::cuda

@@ -41,6 +41,16 @@ inline int64_t GridBlocks(int64_t work, int64_t per_thread, DeviceShape d) {
   return needed < 1 ? 1 : needed < cap ? needed : cap;
 }
 
+// fn(i) for thread t's share of [0, n): one index per pass of the grid.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <class Fn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void GridStride(const Thread& t, int64_t n, Fn&& fn) {
+  const int64_t step = t.blocks * t.dim_x;
+  for (int64_t i = t.block * t.dim_x + t.x; i < n; i += step) fn(i);
+}
+
 // ---- contiguous operands: one flat grid-stride loop --------------------
 
 // Vectors per thread and pass of FlatWalk.
@@ -228,12 +238,11 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE int64_t ItemOffsets(const BroadcastLayout& l, 
 #endif
 template <bool kWide, class ItemFn>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE void BroadcastWalk(const Thread& t, const BroadcastLayout& l, ItemFn&& item) {
-  const int64_t step = t.blocks * t.dim_x;
-  for (int64_t i = t.block * t.dim_x + t.x; i < l.items; i += step) {
+  GridStride(t, l.items, [&](int64_t i) {
     int64_t o[3];
     const int64_t count = ItemOffsets<kWide>(l, i, o);
     item(o, count);
-  }
+  });
 }
 
 // ---- SwiGluGrad: rows of A and B ----------------------------------------
@@ -278,8 +287,7 @@ inline int64_t SwiGluLaunch(const SwiGluRows& r, DeviceShape d) { return GridBlo
 #endif
 template <SwiGluIndex kIndex, class ElementFn>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE void SwiGluWalk(const Thread& t, const SwiGluRows& r, ElementFn&& element) {
-  const int64_t step = t.blocks * t.dim_x;
-  for (int64_t i = t.block * t.dim_x + t.x; i < r.numel; i += step) {
+  GridStride(t, r.numel, [&](int64_t i) {
     int64_t at = i;
     if constexpr (kIndex == SwiGluIndex::kFast) {
       const uint32_t row = r.inner_div.Div(static_cast<uint32_t>(i));
@@ -288,7 +296,7 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE void SwiGluWalk(const Thread& t, const SwiGluR
       at = i + i / r.inner * (r.row - r.inner);
     }
     element(i, at);
-  }
+  });
 }
 
 }  // namespace jas::cuda

@@ -274,13 +274,7 @@ Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExe
   if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
     return kErrParamNullptr;
   }
-  cudaError_t err = cudaSuccess;
-  if (!VisitDtype(e.dtype, [&]<DataType T>() { err = Launch<T>(e, stream); })) return kErrParamInvalid;
-  if (err != cudaSuccess) {
-    if (launch_error != nullptr) *launch_error = err;
-    return kErrRuntime;
-  }
-  return kSuccess;
+  return LaunchFor(e.dtype, launch_error, [&]<DataType T>() { return Launch<T>(e, stream); });
 }
 
 }  // namespace jas

@@ -88,13 +88,7 @@ Status SwiGluGradCudaRun(void* workspace, uint64_t workspace_size, SwiGluGradCud
   if (executor == nullptr) return kErrParamNullptr;
   const std::unique_ptr<SwiGluGradCudaExecutor> owned(executor);  // run once
   const SwiGluLayout& l = executor->layout;
-  cudaError_t err = cudaSuccess;
-  if (!VisitDtype(l.dtype, [&]<DataType T>() { err = Launch<T>(l, stream); })) return kErrParamInvalid;
-  if (err != cudaSuccess) {
-    if (launch_error != nullptr) *launch_error = err;
-    return kErrRuntime;
-  }
-  return kSuccess;
+  return LaunchFor(l.dtype, launch_error, [&]<DataType T>() { return Launch<T>(l, stream); });
 }
 
 }  // namespace jas

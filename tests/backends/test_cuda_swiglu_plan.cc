@@ -17,6 +17,7 @@
 #include "cuda/executor.h"
 #include "cuda/grid.h"
 #include "cuda/swiglu_grad_cuda.h"
+#include "fake_desc.h"
 
 namespace {
 
@@ -31,27 +32,7 @@ constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType:
 // two blocks of the kernel on each at once.
 constexpr jas::cuda::DeviceShape kH200{132, 2};
 
-// A descriptor over fake device memory (never dereferenced by phase 1).
-struct Desc {
-  Dims dims;
-  DataType dtype = DataType::kFloat32;
-  Dims strides;          // empty: null (row-major implied)
-  int64_t storage = -1;  // -1: exactly the view
-  uintptr_t data = 0x1000;
-
-  jas::TensorDesc get() const {
-    jas::TensorDesc d;
-    d.dtype = dtype;
-    d.rank = static_cast<int64_t>(dims.size());
-    d.dims = dims.data();
-    d.strides = strides.empty() ? nullptr : strides.data();
-    int64_t n = 1;
-    for (int64_t v : dims) n *= v;
-    d.storage_numel = storage >= 0 ? storage : n;
-    d.data = reinterpret_cast<void*>(data);
-    return d;
-  }
-};
+using jas::test::Desc;
 
 // One backend's phase 1: its status, workspace size and (CUDA) layout.
 struct Planned {
@@ -108,7 +89,7 @@ TEST(cuda_swiglu_plan, packed_form_has_the_cpu_phase_ones_status_codes) {
   f16.dtype = DataType::kFloat16;
   Desc f64 = x;
   f64.dtype = static_cast<DataType>(-1);
-  Desc strided{{3, 8}, DataType::kFloat32, {16, 1}, 48};
+  Desc strided{{3, 8}, {16, 1}};
   Desc short_storage = x;
   short_storage.storage = 23;
   Desc no_data = x;
@@ -164,7 +145,7 @@ TEST(cuda_swiglu_plan, pair_form_has_the_cpu_phase_ones_status_codes) {
   const Desc f{{3, 4}};
   Desc f16 = f;
   f16.dtype = DataType::kFloat16;
-  Desc strided{{3, 4}, DataType::kFloat32, {1, 3}};
+  Desc strided{{3, 4}, {1, 3}};
   struct Case {
     std::vector<Desc> d;
     Status want;
