@@ -40,11 +40,13 @@ xffi::Error CheckWorkspaceOutsideCapture(cudaStream_t stream, uint64_t bytes) {
 }
 
 // A launch call's own return code: a bad launch, or a sticky error an earlier
-// kernel on this device left (CUDA reports those on any call).
+// kernel on this device left (CUDA reports those on any call, hence the hint
+// for finding the call that failed first).
 xffi::Error LaunchError(const char* op, cudaError_t launch_error, const std::string& operands) {
   return xffi::Error::Internal(std::string("jax_ascend_silu: ") + op +
                                "'s kernel launch (cudaLaunchKernelEx) returned " +
-                               CudaErrorString(launch_error) + "; " + operands);
+                               CudaErrorString(launch_error) + "; " + operands +
+                               " (CUDA_LAUNCH_BLOCKING=1 makes each kernel report its own failure)");
 }
 
 xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch,

@@ -87,6 +87,7 @@ TEST(cuda_handler, a_failed_swiglu_launch_reports_the_launch_calls_return_code) 
     EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SwiGluGrad's kernel launch (cudaLaunchKernelEx) returned cuda"))
         << o.message;
     EXPECT_TRUE(Contains(o.message, packed ? "x float32[8,16]" : "grad_b float32[8,8]")) << o.message;
+    EXPECT_TRUE(Contains(o.message, "CUDA_LAUNCH_BLOCKING=1")) << o.message;
     EXPECT_TRUE(context.log().allocations.empty());
     EXPECT_EQ(ffi_harness::Surprises(), std::vector<std::string>{});
   }
