@@ -291,8 +291,10 @@ def test_a_cuda_registration_the_plugin_takes_is_reported_as_registered(tmp_path
     run = _with_a_fake_cuda_plugin(tmp_path, refuse=False)
     assert run.returncode == 0, run.stderr
     assert "initialize()" not in run.stderr, run.stderr
-    # Replayed by initialize(), then handed straight to the plugin's handler: accepted both times.
-    assert "taken: [('jax_ascend_silu_silu_grad', 'CUDA'), ('jax_ascend_silu_silu_grad', 'CUDA')]" in run.stdout
+    # Replayed by initialize(), then handed straight to the plugin's handler: accepted both times,
+    # SiluGrad's handler and SwiGluGrad's each time.
+    both = "('jax_ascend_silu_silu_grad', 'CUDA'), ('jax_ascend_silu_swiglu_grad', 'CUDA')"
+    assert f"taken: [{both}, {both}]" in run.stdout
     status = eval(run.stdout.split("status: ", 1)[1].splitlines()[0])
     assert status["platforms"] == ["CUDA"] and "refused" not in status, status
     assert status["registration_reached"] is False and status["registration"].startswith(
