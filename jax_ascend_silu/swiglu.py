@@ -76,9 +76,12 @@ def _packed(axis) -> bool:
 
 
 def _halves(x, axis: int):
-    """(A, B): the halves of ``x`` along ``axis``, by ``lax.slice_in_dim``."""
+    """(A, B): the halves of ``x`` along ``axis``, by ``lax.split``, whose
+    transpose concatenates (two slices would transpose to pads, whose zero
+    is moved to the device eagerly, refused under ``jax.transfer_guard``)."""
     n = x.shape[axis] // 2
-    return lax.slice_in_dim(x, 0, n, axis=axis), lax.slice_in_dim(x, n, 2 * n, axis=axis)
+    a, b = lax.split(x, (n, n), axis=axis)
+    return a, b
 
 
 def _is_static(d) -> bool:

@@ -75,7 +75,8 @@ def _swiglu_grad(g, x):
     """dA + dB of swiglu_grad at A = B = x (packed along axis 0): linear in g, as silu_grad."""
     g, x = _alike(g, x)
     dx = jas.swiglu_grad(g[None], jnp.stack([x, x]), axis=0)
-    return _plus(dx[0], dx[1])
+    # Summed, not indexed: an index's transpose pads with a scalar moved to the device (transfer_guard cells).
+    return jax.lax.reduce_sum(dx, (0,))
 
 
 def _silu_mul_grad(g, x):

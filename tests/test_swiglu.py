@@ -286,6 +286,16 @@ def test_derivatives_of_the_gradient():
     _assert_close(ct, jax.linear_transpose(lambda gg: native_grad(gg, x), g)(w), np.float32)
 
 
+def test_eager_vjp_in_x_moves_nothing_to_the_device():
+    """Regression: the halves of x were two slices, whose transposes pad with a
+    zero moved to the device eagerly, refused under jax.transfer_guard."""
+    x, g = jnp.asarray(_normal((2, 8), np.float32, 39)), jnp.asarray(_normal((2, 4), np.float32, 40))
+    jax.vjp(jas.swiglu_grad, g, x)[1](x)  # compiles everything the guarded call runs
+    with jax.transfer_guard("disallow"):
+        d_g, d_x = jax.vjp(jas.swiglu_grad, g, x)[1](x)
+    assert d_g.shape == g.shape and d_x.shape == x.shape
+
+
 def test_linear_transpose_in_up():
     """silu_mul(gate, up) is linear in up, as jax.nn.silu(gate) * up is."""
     gate, ct = jnp.asarray(_normal((3, 4), np.float32, 37)), jnp.asarray(_normal((3, 4), np.float32, 38))
