@@ -404,16 +404,16 @@ for _backend in BACKENDS:
 
 def _shard_specs(axis, arg_shapes):
     """(result spec, operand specs) of a per-shard call: elementwise in every
-    dimension; a sharded split axis (packed form) raises."""
+    dimension. In the packed form x's split axis must not be sharded (raises:
+    its halves would be gathered); grad_output's is asked for whole."""
     if not _packed(axis):
         shape = tuple(arg_shapes[0].shape)
         spec = result_spec(arg_shapes, shape)
         return spec, [spec] * len(arg_shapes)
     g, x = arg_shapes
-    for name, a in (("grad_output", g), ("x", x)):
-        entry = spec_of(a.sharding, len(a.shape))[axis]
-        if entry is not None:
-            raise _split_axis_sharded("swiglu_grad_p", name, a, axis, entry)
+    entry = spec_of(x.sharding, len(x.shape))[axis]
+    if entry is not None:
+        raise _split_axis_sharded("swiglu_grad_p", "x", x, axis, entry)
     shape = tuple(x.shape)
     spec = _without(result_spec(arg_shapes, shape), axis)
     return spec, [operand_spec(spec, g.shape, shape), spec]

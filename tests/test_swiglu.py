@@ -440,6 +440,18 @@ def test_sharded_gradient_runs_per_shard_without_collectives(name, kind):
         _assert_close(fn(*args), jax.grad(lambda *v: native(*v).sum(), argnums=argnums)(*args), np.float32)
 
 
+def test_sharded_grad_output_along_the_split_axis_is_taken_whole():
+    """A cotangent sharded along the split axis (a row-parallel projection
+    after the SwiGLU) is gathered, grad_output alone: x stays per shard."""
+    mesh = _mesh(AxisType.Auto)
+    x = jax.device_put(jnp.asarray(_normal((8, 16), np.float32, 41)), NamedSharding(mesh, P("data", None)))
+    up = jax.device_put(jnp.asarray(_normal((8, 8), np.float32, 42)), NamedSharding(mesh, P("data", "model")))
+    fn = jax.jit(jax.grad(lambda v, u: jas.silu_mul(jas.swiglu(v), u).sum(), argnums=(0, 1)))
+    native = jax.grad(lambda v, u: _native_silu_mul(_native_swiglu(v), u).sum(), argnums=(0, 1))
+    _assert_close(fn(x, up), native(x, up), np.float32)
+    assert fn(x, up)[0].sharding.spec[1] is None
+
+
 def test_sharded_split_axis_is_refused():
     x = jnp.asarray(_normal((8, 16), np.float32, 33))
     explicit = jax.device_put(x, NamedSharding(_mesh(AxisType.Explicit), P(None, "model")))
