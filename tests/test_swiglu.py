@@ -7,6 +7,7 @@ every error case (the docstring examples run in test_docs_reference.py)."""
 from __future__ import annotations
 
 import importlib
+import pickle
 
 import jax
 import jax.ad_checkpoint
@@ -525,6 +526,11 @@ def test_errors_at_trace_time(case, mode):
 
 
 # --------------------------------------------------------------- exports --
+
+
+def test_primitives_pickle_as_themselves():
+    for prim in (swiglu_module.swiglu_p, swiglu_module.swiglu_tangent_p, jas.swiglu_grad_p):
+        assert pickle.loads(pickle.dumps(prim)) is prim
 
 
 def test_every_name_is_exported():
