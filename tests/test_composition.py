@@ -60,9 +60,11 @@ def _native_swiglu_grad(g, x):
 
 
 def _swiglu(x):
-    """swiglu of x packed with 2 - x along a leading axis 0 (not the last):
-    silu(x) * (2 - x), shaped like x, so every transformation applies."""
-    return jas.swiglu(jnp.stack([x, 2 - x]), axis=0).reshape(x.shape)
+    """swiglu of x packed with sigmoid(x) along a leading axis 0 (not the
+    last): silu(x) * sigmoid(x), shaped like x, so every transformation
+    applies. A bounded B keeps the half types' native rounding (per
+    operation) within the matrix's tolerance through scan and training."""
+    return jas.swiglu(jnp.stack([x, jax.nn.sigmoid(x)]), axis=0).reshape(x.shape)
 
 
 def _alike(g, x):
@@ -99,7 +101,7 @@ ENTRIES = {
     "route": (1, jas.route(jax.nn.silu), jax.nn.silu),
     "silu_grad": (2, jas.silu_grad, _native_silu_grad),
     "silu_grad_p": (2, lambda g, x: jas.silu_grad_p.bind(g, x), _native_silu_grad),
-    "swiglu": (1, _swiglu, lambda x: jax.nn.silu(x) * (2 - x)),
+    "swiglu": (1, _swiglu, lambda x: jax.nn.silu(x) * jax.nn.sigmoid(x)),
     # silu_mul(x, g) = silu(x) * g: linear in g, so it fills silu_grad's place in every transformation.
     "silu_mul": (2, lambda g, x: jas.silu_mul(x, g), lambda g, x: jax.nn.silu(x) * g),
     "swiglu_grad": (2, _swiglu_grad, _native_swiglu_grad),
