@@ -7,16 +7,13 @@
 // The fast path covers A in [kFastLow, kFastHigh) away from the root of s'
 // (the lanes SiluGrad's fast path takes), with g, B and g*B in
 // [kTinyGrad, kSwiGluHuge] in magnitude or zero, and A zero or of magnitude
-// at least kSwiGluTinyA:
+// at least kSwiGluTinyA (SwiGluGradF32 says where the others go):
 //   - dA: g*B = gbh + gbl exactly (an FMA), and s'(A) = hi + lo from
 //     SiluGrad's compensated quotient, so dA carries SiluGrad's error;
 //   - dB: 1 + E and A*E as float pairs (E's own rounding carried as e_lo),
 //     the quotient compensated as SiluGrad's is, one rounding at the end.
-// Every other lane (x NaN or below kFastLow, near the root, infinite, huge or
-// tiny operands) takes the general path: s'(A) and sigma(A) from SiluGrad's
-// general-path pieces, combined in double and rounded once. A lane's path
-// depends on its own inputs only, so results do not depend on the vector
-// width, the ISA or the thread count.
+// A lane's path depends on its own inputs only, so results do not depend on
+// the vector width, the ISA or the thread count.
 #ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_GRAD_MATH_H_
 #define JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_GRAD_MATH_H_
 
@@ -28,7 +25,7 @@ namespace jas::math {
 
 // |g|, |B|, |g*B| above which a product may come near float32's overflow
 // threshold (|silu(A)| < kFastHigh < 2^5 on the fast path), and |A| below
-// which A*E may lose bits to underflow: both go to the general path.
+// which A*E may lose bits to underflow: both leave the fast path.
 inline constexpr float kSwiGluHuge = 0x1p100f;
 inline constexpr float kSwiGluTinyA = 0x1p-60f;
 
@@ -96,14 +93,13 @@ JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluGeneral(typename V::F g, typena
           CanonicalNan<V>(V::Select(low, V::Narrow(db_low), V::Narrow(db)))};
 }
 
-// g * silu(A) on the fast path: A * E / (1 + E) with E = e + e_lo, 1 + E =
-// s + sl (Fast2Sum, the larger operand first, as QuotientF32 does), A*E = nh
-// + nl; q = nh / s to a few ulp, and the remainder rho = (nh - s*q) + (nl -
-// sl*q) restores the rest, so the final FMA with g is the one rounding that
-// is not compensated.
+// silu(A) on the fast path as hi + lo: A * E / (1 + E) with E = e + e_lo,
+// 1 + E = s + sl (Fast2Sum, the larger operand first, as QuotientF32 does),
+// A*E = nh + nl; q = nh / s to a few ulp, and the remainder rho = (nh - s*q)
+// + (nl - sl*q) restores the rest, so the final FMA with g is the one
+// rounding that is not compensated.
 template <class V>
-JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradSilu(typename V::F g, typename V::F a, typename V::F e,
-                                                       typename V::F e_lo) {
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE Split<V> SiluF32(typename V::F a, typename V::F e, typename V::F e_lo) {
   using F = typename V::F;
   const F one = V::Set(1.0f);
   const F big = V::Max(one, e), small = V::Min(one, e);
@@ -114,7 +110,33 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradSilu(typename V::F g, typena
   const F y = V::Div(one, s);
   const F q = V::Mul(nh, y);
   const F rho = V::Add(V::Fnma(s, q, nh), V::Fnma(sl, q, nl));
-  return V::Fma(g, q, V::Mul(g, V::Mul(rho, y)));
+  return {q, V::Mul(rho, y)};
+}
+
+// Lanes with A on the fast path (at or above kFastLow) whose g, B or g*B is
+// huge, tiny, infinite or NaN, or whose A is tiny: the fast path's s'(A) and
+// silu(A), each summed exactly in double (hi and lo are within 2^-8 of each
+// other's scale), times g*B or g in double (g*B exact there) and rounded
+// once. A tiny A has silu(A) = A/2 to within 2^-61 (relative). From
+// kFastHigh on, dA = g*B and dB = g*A, as on the fast path.
+template <class V>
+JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluWide(typename V::F g, typename V::F a, typename V::F b, Split<V> ds,
+                                                      Split<V> silu, typename V::M tiny_a) {
+  using F = typename V::F;
+  using D = typename V::D;
+  D da[V::kHalves], db[V::kHalves], gb[V::kHalves], ga[V::kHalves], half_ga[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    const D gd = V::Widen(g, h);
+    gb[h] = V::MulD(gd, V::Widen(b, h));
+    ga[h] = V::MulD(gd, V::Widen(a, h));
+    half_ga[h] = V::MulD(ga[h], V::SetD(0.5));
+    da[h] = V::MulD(gb[h], V::AddD(V::Widen(ds.hi, h), V::Widen(ds.lo, h)));
+    db[h] = V::MulD(gd, V::AddD(V::Widen(silu.hi, h), V::Widen(silu.lo, h)));
+  }
+  const auto below_high = V::Lt(a, V::Set(kFastHigh));
+  const F db_low = V::Select(tiny_a, V::Narrow(half_ga), V::Narrow(db));
+  return {CanonicalNan<V>(V::Select(below_high, V::Narrow(da), V::Narrow(gb))),
+          CanonicalNan<V>(V::Select(below_high, db_low, V::Narrow(ga)))};
 }
 
 // (dA, dB) for float32 results; A >= kFastHigh (+inf included) gives dA =
@@ -123,33 +145,44 @@ template <class V>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluPair<V> SwiGluGradF32(typename V::F g, typename V::F a, typename V::F b) {
   using F = typename V::F;
   const F gbh = V::Mul(g, b);
-  const F abs_g = V::Abs(g), abs_b = V::Abs(b), abs_gb = V::Abs(gbh), abs_a = V::Abs(a);
+  const F abs_g = V::Abs(g), abs_b = V::Abs(b), abs_gb = V::Abs(gbh);
   const ExpTerms<V> terms = ExpTermsOf<V>(a);
   const ExpAndA<V> ea = ExpAndAFrom<V>(a, terms);
-  // Off the fast path: A below kFastLow or NaN, or any of g, B, g*B above
-  // kSwiGluHuge (infinities and NaN included: Nle is true for unordered
-  // operands); g tiny but not zero, or g*B tiny from nonzero factors (it may
-  // have underflowed to 0); A tiny but not zero. Near the root of s' only dA
-  // leaves it: silu(A) has no root there, and its fast path is the more exact.
-  const F biggest = V::Max(V::Max(abs_g, abs_b), abs_gb);
-  auto rare = V::Or(V::Nle(V::Set(kFastLow), a), V::Nle(biggest, V::Set(kSwiGluHuge)));
-  rare = V::Or(rare, TinyNonzero<V>(abs_g, kTinyGrad));
-  rare = V::Or(rare, V::And(V::Lt(abs_gb, V::Set(kTinyGrad)),
-                            V::And(V::Gt(abs_b, V::Set(0.0f)), V::Gt(abs_g, V::Set(0.0f)))));
-  rare = V::Or(rare, TinyNonzero<V>(abs_a, kSwiGluTinyA));
+  // Three kinds of lane leave the fast path:
+  // - A below kFastLow or NaN (Nle is true for unordered operands): the
+  //   general path, for dA and dB;
+  // - A near the root of s': the general path for dA (silu(A) has no root
+  //   there, and its fast path is the more exact);
+  // - g, B or g*B above kSwiGluHuge (infinities and NaN included), g tiny
+  //   but not zero, g*B tiny from nonzero factors (it may have underflowed
+  //   to 0), or A tiny but not zero: the fast path's s'(A) and silu(A),
+  //   finished in double (SwiGluWide).
+  const auto low = V::Nle(V::Set(kFastLow), a);
   const auto near_root = V::Lt(V::Abs(ea.a), V::Set(kNearRootA));
+  const auto tiny_a = TinyNonzero<V>(V::Abs(a), kSwiGluTinyA);
+  const F biggest = V::Max(V::Max(abs_g, abs_b), abs_gb);
+  auto wide = V::Or(V::Nle(biggest, V::Set(kSwiGluHuge)), TinyNonzero<V>(abs_g, kTinyGrad));
+  wide = V::Or(wide, V::And(V::Lt(abs_gb, V::Set(kTinyGrad)),
+                            V::And(V::Gt(abs_b, V::Set(0.0f)), V::Gt(abs_g, V::Set(0.0f)))));
+  wide = V::Or(wide, tiny_a);
   const auto below_high = V::Lt(a, V::Set(kFastHigh));
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
+  const Split<V> silu = SiluF32<V>(a, ea.e, V::Fma(terms.ts, terms.em1, V::Sub(terms.ts, ea.e)));
   const F gbl = V::Fms(g, b, gbh);
-  F da = V::Fma(gbh, ds.hi, V::Fma(gbh, ds.lo, V::Mul(gbl, ds.hi)));
-  const F e_lo = V::Fma(terms.ts, terms.em1, V::Sub(terms.ts, ea.e));
-  F db = GradSilu<V>(g, a, ea.e, e_lo);
-  da = V::Select(below_high, da, gbh);
-  db = V::Select(below_high, db, V::Mul(g, a));
-  if (V::Any(V::Or(rare, near_root))) {
-    const SwiGluPair<V> general = SwiGluGeneral<V>(g, a, b);
-    da = V::Select(V::Or(rare, near_root), general.da, da);
-    db = V::Select(rare, general.db, db);
+  F da = V::Select(below_high, V::Fma(gbh, ds.hi, V::Fma(gbh, ds.lo, V::Mul(gbl, ds.hi))), gbh);
+  F db = V::Select(below_high, V::Fma(g, silu.hi, V::Mul(g, silu.lo)), V::Mul(g, a));
+  const auto general = V::Or(low, near_root);
+  if (V::Any(V::Or(general, wide))) {
+    if (V::Any(wide)) {
+      const SwiGluPair<V> w = SwiGluWide<V>(g, a, b, ds, silu, tiny_a);
+      da = V::Select(wide, w.da, da);
+      db = V::Select(wide, w.db, db);
+    }
+    if (V::Any(general)) {
+      const SwiGluPair<V> w = SwiGluGeneral<V>(g, a, b);
+      da = V::Select(general, w.da, da);
+      db = V::Select(low, w.db, db);
+    }
   }
   return {da, db};
 }
