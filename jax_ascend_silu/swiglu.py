@@ -230,6 +230,10 @@ class SwiGluGradPrimitive(SwiGluPrimitive):
       True
     """
 
+    def bind(self, *args, **params):
+        params.setdefault("overwrite", False)
+        return super().bind(*args, **params)
+
 
 swiglu_p = SwiGluPrimitive("jax_ascend_silu_swiglu", "swiglu_p", packed_arity=1)
 swiglu_tangent_p = SwiGluPrimitive("jax_ascend_silu_swiglu_tangent", "swiglu_tangent_p", packed_arity=2)
@@ -283,8 +287,8 @@ def _tangent_abstract_eval(*operands, axis):
     return out
 
 
-def _grad_abstract_eval(grad_output, *operands, axis, devices):
-    del devices  # how it is lowered, not what it is
+def _grad_abstract_eval(grad_output, *operands, axis, devices, overwrite):
+    del devices, overwrite  # how it is lowered and where its results are written, not what they are
     fn = "swiglu_grad_p"
     out = _forward_aval(fn, operands, axis)  # the forward value's aval: grad_output's expected one
     names = ("x",) if _packed(axis) else ("a", "b")
@@ -356,12 +360,19 @@ for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):
 # ================================================================= the call ==
 
 
-def _kernel_call(grad_output, *operands, axis):
+def _kernel_call(grad_output, *operands, axis, overwrite=False):
     """The custom call. Packed: operands (grad_output, x), attribute ``axis``,
     one result shaped like x; pair: (grad_output, a, b), ``axis`` 0 (ignored),
     results (da, db). Past ``MAX_RANK`` dimensions the operands are reshaped
     (the packed form's split axis kept its own dimension between the merged
-    ones before and after it). Empty arrays get empty results without a call."""
+    ones before and after it). Empty arrays get empty results without a call.
+
+    With ``overwrite`` the results are written over inputs of their shape
+    (the kernel reads each element before writing it): packed, dx over x;
+    pair, da over grad_output and db over a. A backward pass asks for it, as
+    the cotangent and, in a feed-forward, the activations are dead after the
+    call: the gradient then needs no buffers of its own. Where an input is
+    still live (or an argument not donated), XLA copies it first."""
     x = operands[0]
     shape, dtype = tuple(x.shape), x.dtype
     if all(_is_static(d) for d in shape) and math.prod(shape) == 0:
@@ -373,31 +384,36 @@ def _kernel_call(grad_output, *operands, axis):
             pre, post = math.prod(shape[:k]), math.prod(shape[k + 1:])
             grad_output = grad_output.reshape(pre, shape[k] // 2, post)
             x, k = x.reshape(pre, shape[k], post), 1
-        (dx,) = jax.ffi.ffi_call(SWIGLU_TARGET, (result(x.shape, dtype),))(grad_output, x, axis=np.int64(k))
+        aliases = {1: 0} if overwrite else None
+        (dx,) = jax.ffi.ffi_call(SWIGLU_TARGET, (result(x.shape, dtype),),
+                                 input_output_aliases=aliases)(grad_output, x, axis=np.int64(k))
         return [dx.reshape(shape)]
     g, a, b = grad_output, *operands
     if len(shape) > MAX_RANK:
         g, a, b = (v.reshape(math.prod(shape)) for v in (g, a, b))
     flat = result(g.shape, dtype)
-    da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat))(g, a, b, axis=np.int64(0))
+    aliases = {0: 0, 1: 1} if overwrite else None
+    da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat), input_output_aliases=aliases)(g, a, b, axis=np.int64(0))
     return [da.reshape(shape), db.reshape(shape)]
 
 
-def _lowering():
+def _lowering(in_place: bool):
     """The custom call, or, where the program spans several devices, the
-    per-shard call under ``custom_partitioning`` (``_per_shard``)."""
+    per-shard call under ``custom_partitioning`` (``_per_shard``). A backend
+    that is not ``in_place`` never overwrites its inputs."""
     one_call = mlir.lower_fun(_kernel_call, multiple_results=True)
 
-    def rule(ctx, *operands, axis, devices):
+    def rule(ctx, *operands, axis, devices, overwrite):
+        overwrite = overwrite and in_place
         if devices is not None and _spans_devices(ctx.module_context.axis_context):
-            return mlir.lower_fun(_per_shard(len(operands), axis), multiple_results=True)(ctx, *operands)
-        return one_call(ctx, *operands, axis=axis)
+            return mlir.lower_fun(_per_shard(len(operands), axis, overwrite), multiple_results=True)(ctx, *operands)
+        return one_call(ctx, *operands, axis=axis, overwrite=overwrite)
 
     return rule
 
 
 for _backend in BACKENDS:
-    mlir.register_lowering(swiglu_grad_p, _lowering(), platform=_backend.lowering_platform)
+    mlir.register_lowering(swiglu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
 
 # --------------------------------------------------------------- sharding --
 
@@ -447,12 +463,12 @@ def _sharding_rule(axis, mesh, operand_types, result_types):
 
 
 @functools.cache
-def _per_shard(arity: int, axis):
+def _per_shard(arity: int, axis, overwrite: bool = False):
     """swiglu_grad_p under ``custom_partitioning``: each device binds it on
     its own shard (as one call: ``devices=None``)."""
 
     def bind_local(*operands):
-        return tuple(swiglu_grad_p.bind(*operands, axis=axis, devices=None))
+        return tuple(swiglu_grad_p.bind(*operands, axis=axis, devices=None, overwrite=overwrite))
 
     per_shard = custom_partitioning(bind_local)
     per_shard.def_partition(
@@ -505,7 +521,9 @@ def _tangent_transpose(ct, *operands, axis):
     if _is_zero(ct):
         return [ad.Zero(t.aval) if ad.is_undefined_primal(t) else None for t in tangents] + nones
     ct, *primals = _vary_alike(ct, *primals)
-    cts = swiglu_grad_p.bind(ct, *primals, axis=axis)
+    # The backward pass: its results may take the dead cotangent's and
+    # activations' buffers (_kernel_call).
+    cts = swiglu_grad_p.bind(ct, *primals, axis=axis, overwrite=True)
     return [c if ad.is_undefined_primal(t) else None for c, t in zip(cts, tangents)] + nones
 
 
@@ -544,12 +562,12 @@ def _tangent_jvp(primals, tangents, *, axis):
     return out, terms[0] if len(terms) == 1 else lax.add(*terms)
 
 
-def _grad_jvp(primals, tangents, *, axis, devices):
+def _grad_jvp(primals, tangents, *, axis, devices, overwrite):
     """Linear in grad_output (the call again); in x (or a, b), written in lax:
     d(dA) = s'(A)*(g*B_d) + g*B*s''(A)*A_d, d(dB) = s'(A)*(g*A_d)."""
     grad_output, *operands = primals
     g_dot, *x_dots = tangents
-    outs = swiglu_grad_p.bind(grad_output, *operands, axis=axis, devices=devices)
+    outs = swiglu_grad_p.bind(grad_output, *operands, axis=axis, devices=devices, overwrite=overwrite)
     terms = []
     if not _is_zero(g_dot):
         terms.append(swiglu_grad_p.bind(g_dot, *operands, axis=axis, devices=devices))
@@ -565,10 +583,10 @@ def _grad_jvp(primals, tangents, *, axis, devices):
     return outs, [lax.add(u, v) for u, v in zip(*terms)]
 
 
-def _grad_transpose(cts, grad_output, *operands, axis, devices):
+def _grad_transpose(cts, grad_output, *operands, axis, devices, overwrite):
     """Linear in grad_output: its cotangent is the tangent primitive of the
     cotangents, g_ct = ct_dA*B*s'(A) + ct_dB*silu(A)."""
-    del devices
+    del devices, overwrite
     if any(ad.is_undefined_primal(p) for p in operands):
         raise ValueError("swiglu_grad is linear in grad_output only; it cannot be transposed in x (or a, b)")
     nones = [None] * len(operands)
