@@ -6,12 +6,14 @@ own fusion of ``jax.nn.silu``'s autodiff are timed three ways, interleaved
 round by round in a new random order:
 
 - back to back: one call right after the other;
-- gap: ``--gap-ms`` (2) of ``time.sleep`` before each call, as a training
-  loop's Python work or an evaluation loop's per-batch call leaves one;
-- after matmul: inside one jitted program, SiluGrad's ``grad_output`` is the
-  product of a (n / 32, 32) by (32, 32) matmul (XLA runs it on its intra-op
-  pool), called after the same gap; the matmul alone is timed too, and the
-  table shows the program's time less the matmul's median.
+- gap: ``--gap-ms`` (the bench's GAP_S, 2 ms) of ``time.sleep`` before each
+  call, as a training loop's Python work or an evaluation loop's per-batch
+  call leaves one;
+- after matmul: the bench's program contender, one jitted program whose
+  SiluGrad takes its ``grad_output`` from a (n / 32, 32) by (32, 32) matmul
+  (XLA runs it on its intra-op pool), called after the same gap; the matmul
+  alone is timed too, and the table shows the program's time less the
+  matmul's median.
 
 XLA's own fusion runs at one of two speeds fixed for the life of a process, so
 every figure is the median of each process's median, with the range over the
@@ -34,27 +36,28 @@ import subprocess
 import sys
 import time
 
-GAP_S = 0.002
-
 
 def measure(log2_sizes: list[int], calls: int, gap_s: float, only_ours: bool) -> dict:
     """Median microseconds per (size, contender), in this process."""
     import jax
     import jax.numpy as jnp
 
-    from jax_ascend_silu.bench.elementwise import _xla_silu_grad, fresh_silu_grad, inputs
+    from jax_ascend_silu.bench.elementwise import (
+        _xla_silu_grad,
+        after_matmul,
+        fresh_silu_grad,
+        inputs,
+        matmul_operands,
+    )
 
-    k = 32
     out: dict = {}
     for log2 in log2_sizes:
         n = 1 << log2
         g, x = inputs(n, jnp.float32)
-        a = jax.random.normal(jax.random.PRNGKey(2), (n // k, k), jnp.float32)
-        w = jax.random.normal(jax.random.PRNGKey(3), (k, k), jnp.float32) * k**-0.5
+        a, w = matmul_operands(n, jnp.float32)
         ops = {"ours": fresh_silu_grad} if only_ours else {"ours": fresh_silu_grad, "xla": _xla_silu_grad}
         plain = {name: jax.jit(op) for name, op in ops.items()}
-        # A program whose SiluGrad follows a matmul it depends on.
-        program = {name: jax.jit(lambda a, w, x, op=op: op((a @ w).reshape(-1), x)) for name, op in ops.items()}
+        program = {name: after_matmul(op) for name, op in ops.items()}  # SiluGrad after a matmul it depends on
         matmul = jax.jit(lambda a, w: (a @ w).reshape(-1))
         cases = []  # (label, function, arguments, gap)
         for name in ops:
@@ -154,7 +157,7 @@ def main(argv=None) -> int:
     p.add_argument("--log2-sizes", type=int, nargs="+", default=[16, 18, 20, 22])
     p.add_argument("--processes", type=int, default=5)
     p.add_argument("--calls", type=int, default=101, help="calls per contender, size and process")
-    p.add_argument("--gap-ms", type=float, default=GAP_S * 1e3)
+    p.add_argument("--gap-ms", type=float, default=2.0, help="idle time before each gapped call (the bench's GAP_S)")
     p.add_argument("--one-thread", action="store_true", help="also processes with JAX_ASCEND_SILU_THREADS=1")
     p.add_argument("--json", help="write every process's medians here")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
