@@ -32,6 +32,7 @@ Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elemen
   if (chunk_elements < 1) return kErrParamInvalid;
   executor->chunk_elements = chunk_elements;
   executor->parallel_min_elements = 0;
+  executor->cold_parallel_min_elements = 0;
   return kSuccess;
 }
 
