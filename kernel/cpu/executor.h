@@ -30,9 +30,10 @@ inline constexpr int64_t kParallelMinElements = 64 * 1024;
 // elements the helper still takes a fair part of the work.
 inline constexpr int64_t kColdParallelMinElements = 128 * 1024;
 // How long after finishing a task a pool thread is taken to be awake still.
-// Eigen's pool (XLA's intra-op pool) spins for work about this long before it
-// parks; a call that finds the last helper older than this assumes a parked
-// pool.
+// Eigen's pool (XLA's intra-op pool) spins for work a short while before it
+// parks: calls a Python loop makes back to back find their helper within
+// microseconds, calls after an idle millisecond find it parked. A call that
+// finds the last helper older than this assumes a parked pool.
 inline constexpr int64_t kPoolAwakeNanoseconds = 50 * 1000;
 
 // Whether a pass of `numel` elements is shared with helpers, `since_helper_ns`
