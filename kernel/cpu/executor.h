@@ -33,15 +33,17 @@ inline constexpr int64_t kColdParallelMinElements = 128 * 1024;
 // Eigen's pool (XLA's intra-op pool) spins for work a short while before it
 // parks: calls a Python loop makes back to back find their helper within
 // microseconds, calls after an idle millisecond find it parked. A call that
-// finds the last helper older than this assumes a parked pool.
+// finds the last helper, and the last pass long enough to share, older than
+// this assumes a parked pool.
 inline constexpr int64_t kPoolAwakeNanoseconds = 50 * 1000;
 
-// Whether a pass of `numel` elements is shared with helpers, `since_helper_ns`
-// after a helper task last finished: from `parallel_min` elements while the
-// pool's threads are likely awake, from `cold_min` once they have likely parked.
-inline bool WorthSharing(int64_t numel, int64_t parallel_min, int64_t cold_min, int64_t since_helper_ns) {
+// Whether a pass of `numel` elements is shared with helpers, `since_busy_ns`
+// after a helper task or a pass of `parallel_min` elements or more last
+// ended: from `parallel_min` elements while the pool's threads are likely
+// awake, from `cold_min` once they have likely parked.
+inline bool WorthSharing(int64_t numel, int64_t parallel_min, int64_t cold_min, int64_t since_busy_ns) {
   if (numel < parallel_min) return false;
-  return numel >= cold_min || since_helper_ns < kPoolAwakeNanoseconds;
+  return numel >= cold_min || since_busy_ns < kPoolAwakeNanoseconds;
 }
 
 // Outputs from this size on are written with non-temporal stores. With the

@@ -226,21 +226,28 @@ int64_t NowNanoseconds() {
       .count();
 }
 
-// When a helper task last finished: its pool thread keeps looking for work
-// for a while (kPoolAwakeNanoseconds), then parks.
-std::atomic<int64_t> last_helper_done_ns{std::numeric_limits<int64_t>::min() / 2};
+// When a helper task last finished, or a pass long enough to share last
+// ended. A helper's pool thread keeps looking for work for a while
+// (kPoolAwakeNanoseconds), then parks; and calls that follow each other
+// closely (a loop of mid-sized calls) pay for waking a helper once, then find
+// it awake.
+std::atomic<int64_t> last_busy_ns{std::numeric_limits<int64_t>::min() / 2};
 
 void HelperTask(void* arg) {
   std::unique_ptr<std::shared_ptr<ParallelPass>> job(static_cast<std::shared_ptr<ParallelPass>*>(arg));
   (*job)->Work();
-  last_helper_done_ns.store(NowNanoseconds(), std::memory_order_relaxed);
+  last_busy_ns.store(NowNanoseconds(), std::memory_order_relaxed);
 }
 
+// The clock is read only for passes long enough for it not to matter.
 bool Share(int64_t numel, int64_t parallel_min, int64_t cold_min) {
-  // The clock is read only for passes long enough for it not to matter.
   return numel >= parallel_min &&
-         WorthSharing(numel, parallel_min, cold_min,
-                      NowNanoseconds() - last_helper_done_ns.load(std::memory_order_relaxed));
+         WorthSharing(numel, parallel_min, cold_min, NowNanoseconds() - last_busy_ns.load(std::memory_order_relaxed));
+}
+
+// Marks the end of a pass of at least `parallel_min` elements.
+void MarkBusy(int64_t numel, int64_t parallel_min) {
+  if (numel >= parallel_min) last_busy_ns.store(NowNanoseconds(), std::memory_order_relaxed);
 }
 
 Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, int64_t cold_min, const Parallel* parallel) {
@@ -251,10 +258,13 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, int64_t co
           ? 0
           : std::min<int64_t>(std::max<int64_t>(parallel->num_workers, 0), num_chunks - 1);
   if (helpers == 0) {  // small tensors: no synchronisation at all
-    FloatEnvGuard env;
-    for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
-      RunRange(pass, begin, ChunkEnd(begin, chunk, numel));
+    {
+      FloatEnvGuard env;
+      for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
+        RunRange(pass, begin, ChunkEnd(begin, chunk, numel));
+      }
     }
+    MarkBusy(numel, parallel_min);
     return kSuccess;
   }
   std::shared_ptr<ParallelPass> job;
@@ -274,6 +284,7 @@ Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, int64_t co
   }
   job->Work();
   WaitForChunks(job->done, num_chunks);
+  MarkBusy(numel, parallel_min);
   return kSuccess;
 }
 
