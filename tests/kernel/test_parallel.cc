@@ -63,8 +63,8 @@ TEST(parallel, large_tensors_get_every_worker) {
 }
 
 // Between 64K and 128K elements a pass is shared only while the pool's
-// threads are likely still awake after a helper task: a parked thread joins
-// too late to repay waking it.
+// threads are likely still awake, after a helper task or a pass that could
+// have had one: a parked thread joins too late to repay waking it.
 TEST(parallel, mid_sized_passes_share_only_with_an_awake_pool) {
   constexpr int64_t kMin = 64 * 1024, kCold = 128 * 1024, kAwake = kPoolAwakeNanoseconds;
   EXPECT_TRUE(WorthSharing(kMin, kMin, kCold, 0));
@@ -72,7 +72,7 @@ TEST(parallel, mid_sized_passes_share_only_with_an_awake_pool) {
   EXPECT_FALSE(WorthSharing(kCold - 1, kMin, kCold, kAwake));
   EXPECT_FALSE(WorthSharing(kMin - 1, kMin, kCold, 0));
   EXPECT_TRUE(WorthSharing(kCold, kMin, kCold, int64_t{1} << 62));
-  // Through phase 2: long after the last helper, a 100000-element pass stays
+  // Through phase 2: long after the last pass, a 100000-element pass stays
   // on the calling thread.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   EXPECT_EQ(HelpersFor(100000, 0), 0);
