@@ -124,6 +124,10 @@ def test_bench_command_runs_and_writes_json(tmp_path):
     data = json.loads((tmp_path / "silu_grad_bench.json").read_text())
     row = data["sweep"]["float32"][str(1 << 10)]
     assert {"ours", "ours_donated", "ours_copied", "xla", "xla_donated", "bound"} <= set(row)
+    # what programs see: each call after an idle moment, and after a matmul in one program
+    assert {"ours_gap", "xla_gap", "ours_program", "xla_program"} <= set(row)
+    assert "The headline is the first pair: each call after 2 ms idle" in done.stdout
+    assert any(g["text"].startswith("float32 2^20 after 2 ms idle") for g in data["goals"])
     assert all(s["median"] > 0 and s["count"] >= 1 for s in row.values())
     assert data["small_calls"]["ours"]["median"] > 0
     assert any(g["text"].startswith("4096-element") for g in data["goals"])

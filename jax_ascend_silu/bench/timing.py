@@ -21,17 +21,23 @@ class Contender:
 
     ``prepare`` builds the arguments of one call outside the timed region
     (a fresh copy of a buffer the call donates, for instance); ``call`` runs
-    it and returns something ``finish`` can wait on.
+    it and returns something ``finish`` can wait on. ``gap_s`` of sleep come
+    right before each timed call, as a program's other work leaves an idle
+    moment before it: thread pools park their threads, and a call that needs
+    them pays for waking them.
     """
 
     name: str
     call: Callable
     prepare: Callable[[], tuple]
     finish: Callable = lambda out: out
+    gap_s: float = 0.0
     samples: list[float] = field(default_factory=list)
 
     def sample(self) -> float:
         args = self.finish(self.prepare())
+        if self.gap_s:
+            time.sleep(self.gap_s)
         start = time.perf_counter()
         out = self.finish(self.call(*args))
         elapsed = time.perf_counter() - start
@@ -62,7 +68,8 @@ def measure(contenders: Sequence[Contender], repeats: int, budget_s: float) -> d
         c.samples.clear()
         c.sample()  # compile and first touch
     warm = [c.sample() for c in contenders]
-    rounds = max(repeats, min(200, int(budget_s / max(sum(warm), 1e-9))))
+    per_round = sum(warm) + sum(c.gap_s for c in contenders)
+    rounds = max(repeats, min(200, int(budget_s / max(per_round, 1e-9))))
     order = list(contenders)
     shuffle = random.Random(0).shuffle  # seeded: a rerun samples in the same orders
     gc_was_enabled = gc.isenabled()

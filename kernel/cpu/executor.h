@@ -21,10 +21,31 @@ struct Loop : StridedLoop {
 // enough that the last one finishing late costs little, large enough that
 // handing chunks out is cheap by comparison.
 inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
-// Waking a helper thread costs the caller, and delays the helper, by tens of
-// microseconds: more than a pass under 64K elements takes on one thread, so
-// those stay on the calling thread.
+// A helper that is awake (its pool thread still looking for work after the
+// last task) joins within microseconds: from 64K elements on, sharing pays.
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
+// A parked pool thread is another matter. Waking it costs the caller a system
+// call, and the helper joins tens of microseconds later (on a virtual machine,
+// the idle vCPU's wake-up on top). A pass takes that long on one thread at
+// 64K elements, so sharing it would be slower than running alone; from 128K
+// elements the helper still takes a fair part of the work.
+inline constexpr int64_t kColdParallelMinElements = 128 * 1024;
+// How long after finishing a task a pool thread is taken to be awake still.
+// Eigen's pool (XLA's intra-op pool) spins for work a short while before it
+// parks: calls a Python loop makes back to back find their helper within
+// microseconds, calls after an idle millisecond find it parked. A call that
+// finds the last helper, and the last pass long enough to share, older than
+// this assumes a parked pool.
+inline constexpr int64_t kPoolAwakeNanoseconds = 50 * 1000;
+
+// Whether a pass of `numel` elements is shared with helpers, `since_busy_ns`
+// after a helper task or a pass of `parallel_min` elements or more last
+// ended: from `parallel_min` elements while the pool's threads are likely
+// awake, from `cold_min` once they have likely parked.
+inline bool WorthSharing(int64_t numel, int64_t parallel_min, int64_t cold_min, int64_t since_busy_ns) {
+  if (numel < parallel_min) return false;
+  return numel >= cold_min || since_busy_ns < kPoolAwakeNanoseconds;
+}
 
 // Outputs from this size on are written with non-temporal stores. With the
 // inputs (at least twice the bytes) they exceed the last-level cache of
@@ -36,12 +57,12 @@ inline constexpr int64_t kStreamStoreMinBytes = int64_t{16} << 20;
 
 // Calls fn(context, begin, end) over [0, numel) in chunks of `chunk`
 // elements, on the calling thread and on up to parallel->num_workers helper
-// tasks when numel >= parallel_min (run.cc says how the chunks are shared).
+// tasks when WorthSharing says so (run.cc says how the chunks are shared).
 // Returns when every chunk is done; fn runs in the float environment the
 // kernels expect (round to nearest, subnormals honoured).
 using RangeFn = void (*)(const void* context, int64_t begin, int64_t end);
-Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, const Parallel* parallel, RangeFn fn,
-                   const void* context);
+Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t cold_min, const Parallel* parallel,
+                   RangeFn fn, const void* context);
 
 }  // namespace jas
 
@@ -66,6 +87,7 @@ struct jas::SiluGradExecutor {
   Isa isa = Isa::kAuto;
   int64_t chunk_elements = kDefaultChunkElements;
   int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
+  int64_t cold_parallel_min_elements = kColdParallelMinElements;  // likewise
 };
 
 
@@ -74,6 +96,7 @@ struct jas::SwiGluGradExecutor {
   Isa isa = Isa::kAuto;
   int64_t chunk_elements = kDefaultChunkElements;
   int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
+  int64_t cold_parallel_min_elements = kColdParallelMinElements;  // likewise
 };
 
 #endif  // JAX_ASCEND_SILU_KERNEL_CPU_EXECUTOR_H_

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -222,33 +223,60 @@ void WaitForChunks(const std::atomic<int64_t>& done, int64_t num_chunks) {
   }
 }
 
+int64_t NowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// When a helper task last finished, or a pass long enough to share last
+// ended. A helper's pool thread keeps looking for work for a while
+// (kPoolAwakeNanoseconds), then parks; and calls that follow each other
+// closely (a loop of mid-sized calls) pay for waking a helper once, then find
+// it awake.
+std::atomic<int64_t> last_busy_ns{std::numeric_limits<int64_t>::min() / 2};
+
 void HelperTask(void* arg) {
   std::unique_ptr<std::shared_ptr<ParallelPass>> job(static_cast<std::shared_ptr<ParallelPass>*>(arg));
   (*job)->Work();
+  last_busy_ns.store(NowNanoseconds(), std::memory_order_relaxed);
+}
+
+// The clock is read only for passes long enough for it not to matter.
+bool Share(int64_t numel, int64_t parallel_min, int64_t cold_min) {
+  return numel >= parallel_min &&
+         WorthSharing(numel, parallel_min, cold_min, NowNanoseconds() - last_busy_ns.load(std::memory_order_relaxed));
+}
+
+// Marks the end of a pass of at least `parallel_min` elements.
+void MarkBusy(int64_t numel, int64_t parallel_min) {
+  if (numel >= parallel_min) last_busy_ns.store(NowNanoseconds(), std::memory_order_relaxed);
 }
 
 void RunPassRange(const void* pass, int64_t begin, int64_t end) {
   RunRange(*static_cast<const Pass*>(pass), begin, end);
 }
 
-Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, const Parallel* parallel) {
-  return RunInChunks(pass.loop.numel, chunk, parallel_min, parallel, &RunPassRange, &pass);
+Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, int64_t cold_min, const Parallel* parallel) {
+  return RunInChunks(pass.loop.numel, chunk, parallel_min, cold_min, parallel, &RunPassRange, &pass);
 }
 
 }  // namespace
 
-Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, const Parallel* parallel, RangeFn fn,
-                   const void* context) {
+Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t cold_min, const Parallel* parallel,
+                   RangeFn fn, const void* context) {
   const int64_t num_chunks = numel / chunk + (numel % chunk != 0);
   const int64_t helpers =
-      (parallel == nullptr || parallel->schedule == nullptr || numel < parallel_min)
+      (parallel == nullptr || parallel->schedule == nullptr || !Share(numel, parallel_min, cold_min))
           ? 0
           : std::min<int64_t>(std::max<int64_t>(parallel->num_workers, 0), num_chunks - 1);
   if (helpers == 0) {  // small tensors: no synchronisation at all
-    FloatEnvGuard env;
-    for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
-      fn(context, begin, ChunkEnd(begin, chunk, numel));
+    {
+      FloatEnvGuard env;
+      for (int64_t begin = 0; begin < numel; begin = ChunkEnd(begin, chunk, numel)) {
+        fn(context, begin, ChunkEnd(begin, chunk, numel));
+      }
     }
+    MarkBusy(numel, parallel_min);
     return kSuccess;
   }
   std::shared_ptr<ParallelPass> job;
@@ -270,6 +298,7 @@ Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, const Par
   }
   job->Work();
   WaitForChunks(job->done, num_chunks);
+  MarkBusy(numel, parallel_min);
   return kSuccess;
 }
 
@@ -297,14 +326,14 @@ Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* e
   if (e.precompute) {
     char* ws = static_cast<char*>(workspace);
     if (Status s = RunPass(Pass{e.pre, k.derivative, k.derivative, nullptr, x, ws}, e.chunk_elements,
-                               e.parallel_min_elements, parallel);
+                               e.parallel_min_elements, e.cold_parallel_min_elements, parallel);
         s != kSuccess) {
       return s;
     }
     main.fn = main.direct = k.from_derivative;
     main.b = ws;
   }
-  return RunPass(main, e.chunk_elements, e.parallel_min_elements, parallel);
+  return RunPass(main, e.chunk_elements, e.parallel_min_elements, e.cold_parallel_min_elements, parallel);
 }
 
 }  // namespace jas

@@ -56,8 +56,8 @@ Status SwiGluGradRun(void*, uint64_t, SwiGluGradExecutor* executor, const Parall
   if (kernels == nullptr) return kErrInnerNullptr;
   const SwiGluLayout& l = executor->layout;
   const Walk walk{&l, kernels->by_type[DtypeIndex(l.dtype)].swiglu, FindDtype(l.dtype)->bytes};
-  return RunInChunks(l.numel(), executor->chunk_elements, executor->parallel_min_elements, parallel, &RunRows,
-                     &walk);
+  return RunInChunks(l.numel(), executor->chunk_elements, executor->parallel_min_elements,
+                     executor->cold_parallel_min_elements, parallel, &RunRows, &walk);
 }
 
 Status SwiGluGradDestroyExecutor(SwiGluGradExecutor* executor) {

@@ -36,6 +36,7 @@ Status SetChunkElements(Executor* executor, int64_t chunk_elements) {
   if (chunk_elements < 1) return kErrParamInvalid;
   executor->chunk_elements = chunk_elements;
   executor->parallel_min_elements = 0;
+  executor->cold_parallel_min_elements = 0;
   return kSuccess;
 }
 

@@ -1,12 +1,15 @@
 // When phase 2 asks its Parallel for helpers: not for tensors too small to
 // repay waking a thread (unless a chunk size is set explicitly), and never
 // more than there are chunks to share.
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
+#include "cpu/executor.h"
 #include "cpu/silu_grad_cpu.h"
 #include "thread_parallel.h"
 
@@ -49,13 +52,30 @@ TEST(parallel, small_tensors_stay_on_the_calling_thread) {
 }
 
 TEST(parallel, large_tensors_get_every_worker) {
-  // 64K elements: four default chunks, so all three workers are asked.
-  EXPECT_EQ(HelpersFor(64 * 1024, 0), 3);
+  // From 128K elements (eight default chunks) all three workers are asked,
+  // whether or not a helper finished lately.
+  EXPECT_EQ(HelpersFor(128 * 1024, 0), 3);
   EXPECT_EQ(HelpersFor(300000, 0), 3);
   // The s'(x) pass over a broadcast x (150000 elements) and the main pass.
   EXPECT_EQ(HelpersFor(300000, 0, 2), 6);
-  // A broadcast x of 30000 elements: its s'(x) pass stays on the caller.
-  EXPECT_EQ(HelpersFor(120000, 0, 4), 3);
+  // A broadcast x of 40000 elements: its s'(x) pass stays on the caller.
+  EXPECT_EQ(HelpersFor(160000, 0, 4), 3);
+}
+
+// Between 64K and 128K elements a pass is shared only while the pool's
+// threads are likely still awake, after a helper task or a pass that could
+// have had one: a parked thread joins too late to repay waking it.
+TEST(parallel, mid_sized_passes_share_only_with_an_awake_pool) {
+  constexpr int64_t kMin = 64 * 1024, kCold = 128 * 1024, kAwake = kPoolAwakeNanoseconds;
+  EXPECT_TRUE(WorthSharing(kMin, kMin, kCold, 0));
+  EXPECT_TRUE(WorthSharing(kCold - 1, kMin, kCold, kAwake - 1));
+  EXPECT_FALSE(WorthSharing(kCold - 1, kMin, kCold, kAwake));
+  EXPECT_FALSE(WorthSharing(kMin - 1, kMin, kCold, 0));
+  EXPECT_TRUE(WorthSharing(kCold, kMin, kCold, int64_t{1} << 62));
+  // Through phase 2: long after the last pass, a 100000-element pass stays
+  // on the calling thread.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(HelpersFor(100000, 0), 0);
 }
 
 TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
@@ -64,15 +84,15 @@ TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
   EXPECT_EQ(HelpersFor(100, 100), 0);  // one chunk: nothing to share
 }
 
-// Real threads, default policy: a tensor just past the threshold is shared and
-// gives the bits one thread gives.
+// Real threads, default policy: a tensor just past the threshold for a parked
+// pool (128K elements) is shared and gives the bits one thread gives.
 TEST(parallel, shared_results_match_one_thread) {
   Rng rng(3);
   for (DataType t : kTypes) {
-    Operand go = Contiguous(t, {3, 40000}), x = Contiguous(t, {3, 40000});
+    Operand go = Contiguous(t, {3, 44000}), x = Contiguous(t, {3, 44000});
     FillRandom(go, rng, 1.0);
     FillRandom(x, rng, 4.0);
-    Operand one = Contiguous(t, {3, 40000}), shared = one;
+    Operand one = Contiguous(t, {3, 44000}), shared = one;
     EXPECT_EQ(Compute(go, x, one, {Isa::kAuto, 0, 1}), kSuccess);
     EXPECT_EQ(Compute(go, x, shared, {Isa::kAuto, 0, 3}), kSuccess);
     EXPECT_TRUE(SameBits(one, shared)) << DtypeName(t) << ": 3 threads differ from 1";
