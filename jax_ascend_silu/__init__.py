@@ -27,9 +27,9 @@ from .swiglu import silu_mul, silu_mul_grad, swiglu, swiglu_grad, swiglu_grad_p
 _environment.warn_about_problems()
 
 __all__ = [
+    "RouteReport",
     "__version__",
     "backends",
-    "RouteReport",
     "route",
     "route_report",
     "silu",

@@ -114,6 +114,8 @@ def plan(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], is_silu: Callable[[Ja
                     result.unfused.append(f"{source_info_util.summarize(eqn.source_info)}: {found}")
                 continue
             at, fusion, skip = found
+            if at in result.fusions:
+                continue  # silu(a) * silu(b): b's silu is the up operand of a's fusion
             result.fusions[at] = fusion
             result.skip.update(skip)
     return result

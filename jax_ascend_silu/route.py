@@ -48,8 +48,8 @@ from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, JaxprEqn, Li
 
 from . import _fusion
 from .activation import silu
-from .swiglu import silu_mul, swiglu
 from .operands import kernel_takes
+from .swiglu import silu_mul, swiglu
 
 F = TypeVar("F", bound=Callable[..., Any])
 
