@@ -114,7 +114,7 @@ def main() -> None:
         x = jax.ShapeDtypeStruct((4096, d), dtype)
         y = jax.ShapeDtypeStruct((4096, d), jnp.float32)
         for program, make in (("MSE loss", lambda apply: step(apply)[1]),
-                              ("sum() of the output", lambda apply: lambda p, x, y: apply(p, x).sum())):
+                              ("sum() of the output", lambda apply: lambda p, inputs, _: apply(p, inputs).sum())):
             temp = {}
             for name, apply in (("package", ours_ffn), ("xla", native_ffn)):
                 compiled = jax.jit(jax.grad(make(apply))).lower(params, x, y).compile()
@@ -123,7 +123,8 @@ def main() -> None:
             rows.append({"case": f"memory, {program}, {jnp.dtype(dtype).name}", "package_bytes": temp["package"],
                          "xla_bytes": temp["xla"], "ratio": ratio})
             print(f"memory, feed-forward gradient, {program:22s} {jnp.dtype(dtype).name:9s} package "
-                  f"{temp['package'] / 2**20:7.1f} MiB   xla {temp['xla'] / 2**20:7.1f} MiB   {ratio:5.2f}x", flush=True)
+                  f"{temp['package'] / 2**20:7.1f} MiB   xla {temp['xla'] / 2**20:7.1f} MiB   {ratio:5.2f}x",
+                  flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"cpu": _cpu_name(), "isa": ext.isa(), "rows": rows}, fh, indent=1)

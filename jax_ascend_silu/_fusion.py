@@ -59,14 +59,19 @@ def holds(wide: Any, narrow: Any) -> bool:
     return bool(w.nmant >= n.nmant and w.maxexp >= n.maxexp and w.minexp <= n.minexp)
 
 
-def _dtype(v: Any) -> np.dtype:
-    return np.dtype(v.aval.dtype)
+def _aval(v: Any) -> Any:
+    """A variable's abstract value (a ShapedArray for the arrays matched here)."""
+    return v.aval
+
+
+def dtype_of(v: Any) -> np.dtype:
+    return np.dtype(_aval(v).dtype)
 
 
 def _is_cast(eqn: JaxprEqn) -> bool:
     return (eqn.primitive.name == "convert_element_type"
-            and jnp.issubdtype(_dtype(eqn.invars[0]), jnp.floating)
-            and jnp.issubdtype(_dtype(eqn.outvars[0]), jnp.floating))
+            and jnp.issubdtype(dtype_of(eqn.invars[0]), jnp.floating)
+            and jnp.issubdtype(dtype_of(eqn.outvars[0]), jnp.floating))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,7 +160,8 @@ class _Match:
         ("" when it does not look like a SwiGLU at all)."""
         silu = self.eqns[at]
         a, v = silu.invars[0], silu.outvars[0]
-        skip, chain, roundings = {at}, [], [_dtype(v)]
+        skip, roundings = {at}, [dtype_of(v)]
+        chain: list[JaxprEqn] = []
         while True:
             used = self.uses.get(v, [])
             if len(used) != 1 or used[0] < 0:
@@ -173,7 +179,7 @@ class _Match:
             if not (name in MOVES or name == "name" or _is_cast(eqn)):
                 return ""
             if _is_cast(eqn):
-                roundings.append(_dtype(eqn.outvars[0]))
+                roundings.append(dtype_of(eqn.outvars[0]))
             chain.append(eqn)
             skip.add(used[0])
             v = eqn.outvars[0]
@@ -187,14 +193,14 @@ class _Match:
         made = self._made_by(up)
         if made is not None and made.primitive.name == "stop_gradient":
             return "the other factor of the product is under stop_gradient: no gradient flows to it"
-        if up.aval.shape != mul.outvars[0].aval.shape and v.aval.shape != mul.outvars[0].aval.shape:
+        if _aval(up).shape != _aval(mul.outvars[0]).shape and _aval(v).shape != _aval(mul.outvars[0]).shape:
             # Both operands broadcast: the fused operation would keep both at the product's size.
             return "both factors broadcast to the product's shape; silu_mul would keep both at the product's size"
-        out, observed = mul.outvars[0], _dtype(mul.outvars[0])
+        out, observed = mul.outvars[0], dtype_of(mul.outvars[0])
         roundings.append(observed)
         cast = self._only_use(out)
-        if cast is not None and _is_cast(cast) and holds(observed, _dtype(cast.outvars[0])):
-            out, observed = cast.outvars[0], _dtype(cast.outvars[0])
+        if cast is not None and _is_cast(cast) and holds(observed, dtype_of(cast.outvars[0])):
+            out, observed = cast.outvars[0], dtype_of(cast.outvars[0])
             skip.add(self.uses[mul.outvars[0]][0])
         narrower = [d for d in roundings if not holds(d, observed)]
         if narrower:
@@ -203,22 +209,22 @@ class _Match:
                     f"{observed.name} ulp, so it is left to SiluGrad")
         gates, ups = self._sources(a), self._sources(up)
         for dtype in sorted(SUPPORTED_DTYPES, key=lambda d: d.itemsize):
-            gate = next((g for g in gates if holds(dtype, _dtype(g))), None)
-            other = next((u for u in ups if holds(dtype, _dtype(u))), None)
+            gate = next((g for g in gates if holds(dtype, dtype_of(g))), None)
+            other = next((u for u in ups if holds(dtype, dtype_of(u))), None)
             if holds(dtype, observed) and gate is not None and other is not None:
                 break
         else:
-            return (f"the operands ({_dtype(a).name}, {_dtype(up).name}) and the result ({observed.name}) have "
+            return (f"the operands ({dtype_of(a).name}, {dtype_of(up).name}) and the result ({observed.name}) have "
                     "no common dtype the fused operation takes")
         moves = tuple(e for e in chain if not _is_cast(e))
-        packed = None if moves or up.aval.shape != out.aval.shape else self._packed(gate, other)
+        packed = None if moves or _aval(up).shape != _aval(out).shape else self._packed(gate, other)
         return mul_at, Fusion(gate, other, moves, dtype, out, packed), skip
 
-    def _sources(self, v: Var) -> list[Var]:
+    def _sources(self, v: Any) -> list[Any]:
         """v, then the narrower values it was exactly widened from, narrowest first."""
         found = [v]
         while (eqn := self._made_by(found[-1])) is not None and _is_cast(eqn) and holds(
-                _dtype(eqn.outvars[0]), _dtype(eqn.invars[0])) and isinstance(eqn.invars[0], Var):
+                dtype_of(eqn.outvars[0]), dtype_of(eqn.invars[0])) and isinstance(eqn.invars[0], Var):
             found.append(eqn.invars[0])
         return found[::-1]
 
@@ -228,12 +234,12 @@ class _Match:
         moves: list[JaxprEqn] = []
         while (eqn := self._made_by(v)) is not None and eqn.primitive.name in HALF_MOVES:
             moves.append(eqn)
-            v = eqn.invars[0]
+            v = eqn.invars[0]  # type: ignore[assignment]  # a Literal has no producer: the loop ends
         eqn = self._made_by(v)
         if eqn is None or not isinstance(eqn.invars[0], Var):
             return None
         x = eqn.invars[0]
-        shape = tuple(x.aval.shape)
+        shape = tuple(_aval(x).shape)
         if eqn.primitive.name == "split" and len(eqn.outvars) == 2:
             axis = eqn.params["axis"]
             sizes = tuple(int(s) for s in eqn.params["sizes"])
@@ -259,6 +265,6 @@ class _Match:
             m.primitive is n.primitive and m.params == n.params for m, n in zip(moves, moves2))
         if x is not x2 or axis != axis2 or (which, which2) != (0, 1) or not same_moves:
             return None
-        if spec_of(x.aval.sharding, len(x.aval.shape))[axis] is not None:
+        if spec_of(_aval(x).sharding, len(_aval(x).shape))[axis] is not None:
             return None  # the halves lie on different devices: the pair form, per shard
         return x, axis, moves
