@@ -36,7 +36,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 from jax.extend import source_info_util
-from jax.extend.core import JaxprEqn, Literal, Var
+from jax.extend.core import Jaxpr, JaxprEqn, Literal, Var
 
 from .operands import SUPPORTED_DTYPES, spec_of
 
@@ -97,10 +97,29 @@ class Plan:
     unfused: list[str] = dataclasses.field(default_factory=list)
 
 
-def plan(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], is_silu: Callable[[JaxprEqn], bool]) -> Plan:
-    """The SwiGLUs among ``eqns`` (``is_silu``: a routed jax.nn.silu call) and why others were left."""
+def _is_float(v: Any) -> bool:
+    dtype = getattr(_aval(v), "dtype", None)  # tokens have none; PRNG keys' is no NumPy dtype
+    return dtype is not None and bool(jnp.issubdtype(dtype, jnp.floating))
+
+
+def carries_gradient(jaxpr: Jaxpr) -> set[Var]:
+    """The floating-point variables of ``jaxpr`` that depend on its floating
+    inputs (arguments or closed-over constants) through floating-point values
+    alone, not through stop_gradient: those a gradient can reach. A dropout
+    mask (random bits, a comparison, a cast of booleans) or an iota is not one."""
+    live = {v for v in [*jaxpr.invars, *jaxpr.constvars] if _is_float(v)}
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name != "stop_gradient" and any(isinstance(v, Var) and v in live for v in eqn.invars):
+            live.update(v for v in eqn.outvars if isinstance(v, Var) and _is_float(v))
+    return live
+
+
+def plan(jaxpr: Jaxpr, is_silu: Callable[[JaxprEqn], bool]) -> Plan:
+    """The SwiGLUs in ``jaxpr`` (``is_silu``: a routed jax.nn.silu call) and why others were left."""
+    eqns, outvars = jaxpr.eqns, jaxpr.outvars
     uses: dict[Var, list[int]] = {}
     producer: dict[Var, int] = {}
+    live: set[Var] | None = None  # carries_gradient(jaxpr), when a silu is found
     for i, eqn in enumerate(eqns):
         for v in eqn.invars:
             if isinstance(v, Var):
@@ -113,7 +132,8 @@ def plan(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], is_silu: Callable[[Ja
     result = Plan()
     for i, eqn in enumerate(eqns):
         if is_silu(eqn):
-            found = _Match(eqns, uses, producer).fuse(i)
+            live = carries_gradient(jaxpr) if live is None else live
+            found = _Match(eqns, uses, producer, live).fuse(i)
             if isinstance(found, str):
                 if found:
                     result.unfused.append(f"{source_info_util.summarize(eqn.source_info)}: {found}")
@@ -127,8 +147,9 @@ def plan(eqns: Sequence[JaxprEqn], outvars: Sequence[Any], is_silu: Callable[[Ja
 
 
 class _Match:
-    def __init__(self, eqns: Sequence[JaxprEqn], uses: dict[Var, list[int]], producer: dict[Var, int]) -> None:
-        self.eqns, self.uses, self.producer = eqns, uses, producer
+    def __init__(self, eqns: Sequence[JaxprEqn], uses: dict[Var, list[int]], producer: dict[Var, int],
+                 live: set[Var]) -> None:
+        self.eqns, self.uses, self.producer, self.live = eqns, uses, producer, live
 
     def _only_use(self, v: Var) -> JaxprEqn | None:
         used = self.uses.get(v, [])
@@ -193,6 +214,12 @@ class _Match:
         made = self._made_by(up)
         if made is not None and made.primitive.name == "stop_gradient":
             return "the other factor of the product is under stop_gradient: no gradient flows to it"
+        # A product by a dropout mask or a constant is no SwiGLU: the fused call would compute a
+        # gradient for a factor that takes none, and keep it for the backward pass.
+        for name, operand in (("the other factor of the product", up), ("silu's operand", a)):
+            if operand not in self.live:
+                return (f"{name} carries no gradient (it does not depend on the differentiated inputs through "
+                        "floating-point values: a dropout mask, a constant)")
         if _aval(up).shape != _aval(mul.outvars[0]).shape and _aval(v).shape != _aval(mul.outvars[0]).shape:
             # Both operands broadcast: the fused operation would keep both at the product's size.
             return "both factors broadcast to the product's shape; silu_mul would keep both at the product's size"

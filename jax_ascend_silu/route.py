@@ -470,7 +470,7 @@ class _Router:
 
         env.update(zip(jaxpr.constvars, consts))
         env.update(zip(jaxpr.invars, args))
-        plan = _fusion.plan(jaxpr.eqns, jaxpr.outvars, _routed)
+        plan = _fusion.plan(jaxpr, _routed)
         packed = sum(1 for fusion in plan.fusions.values() if fusion.packed is not None)
         self.report += RouteReport(len(plan.fusions), packed, 0, tuple(plan.unfused))
         for i, eqn in enumerate(jaxpr.eqns):

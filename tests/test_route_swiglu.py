@@ -182,6 +182,16 @@ def constant_factor(g, u):
     return jax.nn.silu(g) * 2.0 + u
 
 
+def dropout_mask(g, u):
+    """Haiku's and Flax's dropout multiply by a mask of random bits: no SwiGLU."""
+    keep = jax.random.bernoulli(jax.random.key(0), 0.75, g.shape)
+    return jax.nn.silu(g) * keep / 0.75 + u
+
+
+def constant_array_factor(g, u):
+    return jax.nn.silu(g) * jnp.arange(g.shape[-1], dtype=g.dtype) + u
+
+
 # (function, SiluGrad calls in the gradient, part of the reason or None when it is no SwiGLU-like pattern)
 LEFT = {f.__name__: (f, calls, why) for f, calls, why in [
     (used_twice, 1, "used more than once"),
@@ -191,6 +201,8 @@ LEFT = {f.__name__: (f, calls, why) for f, calls, why in [
     (up_under_stop_gradient, 1, "under stop_gradient"),
     (bfloat16_silu_float32_product, 1, "rounded to bfloat16 before the float32 product"),
     (constant_factor, 1, "constant"),
+    (dropout_mask, 1, "carries no gradient"),
+    (constant_array_factor, 1, "carries no gradient"),
 ]}
 
 
