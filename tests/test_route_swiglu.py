@@ -108,6 +108,8 @@ def _loss(f):
     return lambda g, u: jnp.sum(f(g, u).astype(jnp.float32) ** 2)
 
 
+# A sample by default (tests/sampling.py): every pattern and every dtype, not every pair.
+@pytest.mark.combinatorial(cases=14)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(FUSED))
 def test_pattern_is_fused_into_one_swiglu_call(name, dtype):
@@ -120,6 +122,7 @@ def test_pattern_is_fused_into_one_swiglu_call(name, dtype):
     assert_trees_close(grad(g, u), jax.grad(_loss(f), argnums=(0, 1))(g, u), *GRAD_TOL[dtype])
 
 
+@pytest.mark.combinatorial(cases=8)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", ["pair", "keras_hub", "maxtext", "llama_port", "slice_halves"])
 def test_fused_values_within_the_ulp_contract(name, dtype):
