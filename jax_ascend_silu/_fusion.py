@@ -10,6 +10,8 @@ SwiGLUs as programs trace them and decides whether fusing keeps the values:
   ``transpose``, ``copy``), ending in a ``mul`` by another array, in either
   operand position (``functools.reduce(operator.mul, ...)`` is that ``mul``);
 - optionally one narrowing cast of the product (MaxText's ``.astype(dtype)``);
+- both factors carry a gradient (``carries_gradient``): a product by a dropout
+  mask, a constant or a ``stop_gradient`` value is no SwiGLU;
 - the fused operation takes the operands at the narrowest dtype that holds
   both exactly (casts that widen a value are undone: keras-hub's
   ``cast(gate, float32)``) and that holds the result's dtype;
