@@ -5,28 +5,34 @@ little arithmetic per byte, and on an H200 it can be issue-bound before it is
 memory-bound, so the instructions a thread issues per element decide how much
 of the memory bandwidth the kernel can use.
 
-The kernels of kernel/cuda/silu_grad_cuda.cu are compiled with nvcc (the
-flags of cmake/cuda_backend.cmake) or read from a built object, disassembled
+The kernels of kernel/cuda/silu_grad_cuda.cu (SiluGrad) and
+kernel/cuda/swiglu_grad_cuda.cu (SwiGluGrad) are compiled with nvcc (the
+flags of cmake/cuda_backend.cmake) or read from built objects, disassembled
 with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in the control-flow graph: the
 shortest cycle through a loop head that issues as many 16-byte loads as the
-16-byte stores it needs (two per store), calls nothing, and so takes every
+16-byte stores it needs (SiluGrad: two per store; SwiGluGrad: three per two
+stores, g, A and B in, dA and dB out), calls nothing, and so takes every
 "does any lane need the rare path" test's fast branch. Its instruction count
 over the elements its stores write is the result ("fast"). "rare" is the
 cheapest such cycle through a call of a rare-path function (one with a warp
-vote, itself or in a function it calls), each call costing its cheapest path
-to its return: a warp with a lane off the fast path pays at least that.
-Kernels that load element by element (the earlier broadcast walk, --legacy)
-are counted on their element-wide loads and stores instead.
+vote or double-precision arithmetic, itself or in a function it calls: the
+general paths compute in double, the float division's slow path does
+neither), each call costing its cheapest path to its return: a warp with a
+lane off the fast path pays at least that. Kernels that load element by
+element (SwiGluGrad's, the earlier broadcast walk, --legacy) are counted on
+their element-wide loads and stores instead.
 
 Model (issue-bound, no stalls): an H200 has 132 SMs, each with 4 schedulers
 issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
-1.98e9 = 3.35e13 thread instructions per second; each element moves 12 bytes
-(float32: two reads, one write) or 6 bytes (halves), so I instructions per
-element imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s
-(84 instructions per float32 element, 42 per half element break even).
+1.98e9 = 3.35e13 thread instructions per second; a SiluGrad element moves 12
+bytes (float32: two reads, one write) or 6 bytes (halves), a SwiGluGrad
+element 20 or 10 (three reads, two writes), so I instructions per element
+imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s (SiluGrad:
+84 instructions per float32 element, 42 per half element break even;
+SwiGluGrad: 140 and 70).
 
-    python benchmarks/sass_instructions.py [--object OBJ] [--nvcc NVCC] [--cuobjdump TOOL] [--nvdisasm TOOL]
-        [--list KERNEL] [--tools]
+    python benchmarks/sass_instructions.py [--object OBJ ...] [--nvcc NVCC] [--cuobjdump TOOL]
+        [--nvdisasm TOOL] [--list KERNEL] [--tools]
 
 Fails (exit 1) when a kernel or its loop cannot be found, so the table cannot
 go stale silently.
@@ -46,15 +52,20 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "kernel" / "cuda" / "silu_grad_cuda.cu"
+SOURCES = [ROOT / "kernel" / "cuda" / "silu_grad_cuda.cu", ROOT / "kernel" / "cuda" / "swiglu_grad_cuda.cu"]
 #: kernel/common/dtype.h's DataType values, as they appear in mangled names, and element bytes.
 DTYPES = {"float32": ("E0", 4), "float16": ("E1", 2), "bfloat16": ("E27", 2)}
-#: The kernels measured: (path, mangled-name pattern with {dt}); the flat kernels'
-#: aligned and non-aliased instantiation, the broadcast kernel's 32-bit one.
+#: The kernels measured: path -> mangled-name pattern with {dt}; SiluGrad's flat kernel's
+#: aligned and non-aliased instantiation, its broadcast kernel's 32-bit one; SwiGluGrad's
+#: packed split off the first axis (FastDivmod rows) and its pair form (one dense run).
 KERNELS = {
     "flat": r"FlatKernelILNS_8DataType{dt}ELb1ELb0E",
     "broadcast": r"BroadcastKernelILNS_8DataType{dt}ELb0E",
+    "swiglu packed": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE1E",
+    "swiglu pair": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE0E",
 }
+#: Loads and stores per element of each path (SiluGrad's: g and x in, one out).
+ACCESSES = {"swiglu packed": (3, 2), "swiglu pair": (3, 2)}
 #: The kernel of the earlier layout (one FlatKernel<T, kVector>, a StridedKernel), for comparisons.
 LEGACY = {
     "flat": r"FlatKernelINS0_10DeviceElemILNS_8DataType{dt}EEELb1E",
@@ -62,6 +73,8 @@ LEGACY = {
 }
 H200 = {"sms": 132, "schedulers": 4, "clock": 1.98e9, "hbm": 4.8e12}
 
+#: What marks a called function as a rare path (the division's slow path has none of them).
+RARE_OPCODES = ("VOTE", "DFMA", "DMUL", "DADD")
 LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 FUNCTION = re.compile(r"Function : (\S+)")
 TARGET = re.compile(r"0x([0-9a-f]+)")
@@ -85,11 +98,14 @@ def find_tool(name: str, given: str | None) -> str:
     sys.exit(f"{name} not found: put it on PATH, pass --{name}, or pip install nvidia-cuda-{name}")
 
 
-def compile_object(nvcc: str, out: pathlib.Path) -> pathlib.Path:
-    obj = out / "silu_grad_cuda.cubin"
-    subprocess.run([nvcc, "-std=c++20", "-O3", "--fmad=false", "-arch=sm_90", "-cubin", "-I", str(ROOT / "kernel"),
-                    "-o", str(obj), str(SOURCE)], check=True)
-    return obj
+def compile_objects(nvcc: str, out: pathlib.Path) -> list[pathlib.Path]:
+    objs = []
+    for source in SOURCES:
+        obj = out / (source.stem + ".cubin")
+        subprocess.run([nvcc, "-std=c++20", "-O3", "--fmad=false", "-arch=sm_90", "-cubin", "-I",
+                        str(ROOT / "kernel"), "-o", str(obj), str(source)], check=True)
+        objs.append(obj)
+    return objs
 
 
 def functions(cuobjdump: str, nvdisasm: str, obj: pathlib.Path) -> dict[str, list[tuple[int, str]]]:
@@ -157,10 +173,12 @@ def is_store(text: str, nbytes: int) -> bool:
     return op.startswith("STG") and width(op) == nbytes
 
 
-def shortest_cycle(insns, succ, head, nbytes, must=None):
-    """Shortest cycle through head with stores >= 1 and loads >= 2 * stores (nbytes wide), calling
-    nothing but `must` (then passing through it): (length, stores, path) or None."""
-    cap_l, cap_s = 8, 4
+def shortest_cycle(insns, succ, head, nbytes, must=None, accesses=(2, 1)):
+    """Shortest cycle through head with whole elements' stores (at least one element) and their loads
+    (nbytes wide; `accesses` loads and stores per element), calling nothing but `must` (then passing
+    through it): (length, elements, path) or None."""
+    per_ld, per_st = accesses
+    cap_l, cap_s = 4 * per_ld, 4 * per_st
     start = (head, 0, 0, must is None)
     prev = {start: None}
     queue = collections.deque([start])
@@ -176,13 +194,15 @@ def shortest_cycle(insns, succ, head, nbytes, must=None):
             if state[1] > cap_l or state[2] > cap_s:
                 continue
             if j == head:
-                if state[3] and state[2] >= 1 and state[1] >= 2 * state[2]:
+                whole = state[2] >= per_st and state[2] % per_st == 0
+                if state[3] and whole and state[1] * per_st >= per_ld * state[2]:
                     path = [node]
                     while prev[path[-1]] is not None:
                         path.append(prev[path[-1]])
                     path = [p[0] for p in reversed(path)]
-                    if best is None or len(path) / state[2] < best[0] / best[1]:
-                        best = (len(path), state[2], path)
+                    elements = state[2] // per_st
+                    if best is None or len(path) / elements < best[0] / best[1]:
+                        best = (len(path), elements, path)
                 continue
             if state not in prev:
                 prev[state] = node
@@ -197,7 +217,7 @@ def call_target(insns, index, i) -> int | None:
 
 def callee(insns, succ, index, start, active=frozenset()) -> tuple[int | None, bool]:
     """The cheapest path from start to a RET (the calls on it costing their own cheapest paths), and
-    whether the function or one it calls has a warp vote."""
+    whether the function or one it calls is a rare path: a warp vote or double-precision arithmetic."""
     active = active | {start}
     dist = {start: 1}
     queue = [(1, start)]
@@ -208,7 +228,7 @@ def callee(insns, succ, index, start, active=frozenset()) -> tuple[int | None, b
         if d > dist.get(i, d):
             continue
         op = opcode(insns[i][1])
-        voting = voting or op.startswith("VOTE")
+        voting = voting or op.startswith(RARE_OPCODES)
         if op.startswith("RET"):
             shortest = d if shortest is None else min(shortest, d)
             continue
@@ -229,14 +249,14 @@ def callee(insns, succ, index, start, active=frozenset()) -> tuple[int | None, b
     return shortest, voting
 
 
-def measure(insns: list[tuple[int, str]], elem_bytes: int):
+def measure(insns: list[tuple[int, str]], elem_bytes: int, accesses=(2, 1)):
     """(fast, rare or None) instructions per element, and the fast cycle; None if no loop is found."""
     succ = graph(insns)
     heads = sorted({t for i, s in enumerate(succ) for t in s if t <= i})
     fast = None
     for nbytes in (16, elem_bytes):  # vector accesses, else element by element
         for head in heads:
-            c = shortest_cycle(insns, succ, head, nbytes)
+            c = shortest_cycle(insns, succ, head, nbytes, accesses=accesses)
             if c and (fast is None or c[0] / c[1] < fast[0] / fast[1]):
                 fast = c
         if fast is not None:
@@ -255,21 +275,22 @@ def measure(insns: list[tuple[int, str]], elem_bytes: int):
         body, voting = callee(insns, succ, index, entry)
         if not voting or body is None:  # the division's slow path, not a rare path
             continue
-        cyc = shortest_cycle(insns, succ, fast[2][0], nbytes, must=i)
+        cyc = shortest_cycle(insns, succ, fast[2][0], nbytes, must=i, accesses=accesses)
         if cyc:
             cost = (cyc[0] + body) / (cyc[1] * vec)
             rare = cost if rare is None else min(rare, cost)
     return fast[0] / (fast[1] * vec), rare, fast
 
 
-def implied(per_element: float, elem_bytes: int) -> float:
+def implied(per_element: float, elem_bytes: int, accesses=(2, 1)) -> float:
     rate = H200["sms"] * H200["schedulers"] * 32 * H200["clock"]
-    return min(H200["hbm"], rate / per_element * 3 * elem_bytes)
+    return min(H200["hbm"], rate / per_element * sum(accesses) * elem_bytes)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--object", type=pathlib.Path, help="a built object or cubin (default: compile the source)")
+    parser.add_argument("--object", type=pathlib.Path, nargs="+",
+                        help="built objects or cubins (default: compile the sources)")
     parser.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
     parser.add_argument("--cuobjdump")
     parser.add_argument("--nvdisasm")
@@ -283,8 +304,9 @@ def main() -> int:
         print(f"cuobjdump: {cuobjdump}\nnvdisasm: {nvdisasm}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        obj = args.object or compile_object(args.nvcc, pathlib.Path(tmp))
-        funcs = functions(cuobjdump, nvdisasm, obj)
+        funcs = {}
+        for obj in args.object or compile_objects(args.nvcc, pathlib.Path(tmp)):
+            funcs.update(functions(cuobjdump, nvdisasm, obj))
     names = LEGACY if args.legacy else KERNELS
     failed = False
     rows = []
@@ -297,9 +319,10 @@ def main() -> int:
                       file=sys.stderr)
                 failed = True
                 continue
-            result = measure(funcs[matches[0]], elem_bytes)
+            accesses = ACCESSES.get(path, (2, 1))
+            result = measure(funcs[matches[0]], elem_bytes, accesses)
             if result is None:
-                print(f"{path} {dtype}: no loop with 16-byte loads and stores found in {matches[0]}",
+                print(f"{path} {dtype}: no loop with whole elements' loads and stores found in {matches[0]}",
                       file=sys.stderr)
                 failed = True
                 continue
@@ -307,13 +330,13 @@ def main() -> int:
             if args.list == f"{path}:{dtype}":
                 for i in cycle[2]:
                     print(f"  {funcs[matches[0]][i][0]:6x}  {funcs[matches[0]][i][1]}")
-            rows.append((path, dtype, fast, rare, elem_bytes))
+            rows.append((path, dtype, fast, rare, elem_bytes, accesses))
     if rows:
         print("| path | dtype | instructions per element (fast) | implied H200 bandwidth | "
               "instructions per element (rare) |")
         print("|---|---|---|---|---|")
-        for path, dtype, fast, rare, elem_bytes in rows:
-            bw = implied(fast, elem_bytes) / 1e12
+        for path, dtype, fast, rare, elem_bytes, accesses in rows:
+            bw = implied(fast, elem_bytes, accesses) / 1e12
             rare_s = f"{rare:.1f}" if rare is not None else "-"
             print(f"| {path} | {dtype} | {fast:.1f} | {bw:.2f} TB/s ({bw / 4.8:.0%} of 4.8) | {rare_s} |")
     return 1 if failed else 0

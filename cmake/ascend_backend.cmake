@@ -2,8 +2,9 @@
 # kernel/ascend/cann.h declares the part of CANN it uses; kernel/ascend/cann_loader.cc
 # opens CANN's libraries at run time and looks each function up by name
 # (the operator in torch_npu's order); kernel/ascend/chips.cc tells chip classes apart;
-# kernel/ascend/glue.cc builds the aclTensor views and runs the two phases; the
-# _silu_grad_ascend module carries the "ASCEND" FFI handler.
+# kernel/ascend/glue.cc builds the aclTensor views and runs the two phases (of
+# aclnnSiluBackward and aclnnSwiGluGrad); the _silu_grad_ascend module carries
+# the "ASCEND" FFI handlers.
 add_library(jas_ascend_glue STATIC kernel/ascend/glue.cc kernel/ascend/cann_loader.cc kernel/ascend/chips.cc)
 target_include_directories(jas_ascend_glue PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/kernel)
 target_link_libraries(jas_ascend_glue PUBLIC jas_kernel_common ${CMAKE_DL_LIBS})
@@ -28,12 +29,13 @@ endif()
 #                      (other operators only): a complete CANN 9-style install
 #   cann85/lib64       libascendcl naming the 950 as CANN 8.5 did and without ACL_DEV_ATTR_NPU_ARCH,
 #                      libnnopbase, libopapi_nn
-#   legacy/lib64       libascendcl, libnnopbase without aclDestroyAclOpExecutor, libopapi,
-#                      the version from aclsysGetCANNVersion: an install older than CANN 8.0
+#   legacy/lib64       libascendcl, libnnopbase without aclDestroyAclOpExecutor, libopapi without
+#                      aclnnSwiGluGrad, the version from aclsysGetCANNVersion: an install older than CANN 8.0
 #   split/{home,opp}/lib64   the operator library under ASCEND_OPP_PATH, the rest under ASCEND_HOME_PATH
 #   no_operator/lib64  no operator library: a half-installed CANN
-#   no_phase2/lib64    an operator library without aclnnSiluBackward
-#   custom/op_api/lib  a custom operator package's libcust_opapi.so (ASCEND_CUSTOM_OPP_PATH=<root>/custom)
+#   no_phase2/lib64    an operator library without aclnnSiluBackward and aclnnSwiGluGrad (phase 1s only)
+#   custom/op_api/lib  a custom operator package's libcust_opapi.so with SiluGrad alone
+#                      (ASCEND_CUSTOM_OPP_PATH=<root>/custom): SwiGluGrad still comes from CANN's own
 #   vendors/opp/vendors  config.ini (load_priority=absent,other,vendor_b), vendor "other" without
 #                      SiluGrad, vendor "vendor_b" with it (ASCEND_OPP_PATH=<root>/vendors/opp)
 # Each forwards to one state library, libjas_fake_cann, which tests link to
@@ -73,7 +75,7 @@ if(JAX_ASCEND_SILU_TESTS)
   jas_fake_cann_library(legacy/lib64 ascendcl acl_runtime.cc FAKE_CANN_LEGACY_VERSION="7.0.0-fake"
                         FAKE_CANN_NO_NPU_ARCH_ATTR)
   jas_fake_cann_library(legacy/lib64 nnopbase nnopbase.cc FAKE_CANN_NO_DESTROY_EXECUTOR)
-  jas_fake_cann_library(legacy/lib64 opapi opapi.cc FAKE_CANN_OPERATOR_TAG="libopapi")
+  jas_fake_cann_library(legacy/lib64 opapi opapi.cc FAKE_CANN_OPERATOR_TAG="libopapi" FAKE_CANN_NO_SWIGLU)
   jas_fake_cann_library(split/home/lib64 acl_rt acl_runtime.cc ${_version})
   jas_fake_cann_library(split/home/lib64 nnopbase nnopbase.cc)
   jas_fake_cann_library(split/opp/lib64 opapi_nn opapi.cc FAKE_CANN_OPERATOR_TAG="libopapi_nn")
@@ -82,7 +84,7 @@ if(JAX_ASCEND_SILU_TESTS)
   jas_fake_cann_library(no_phase2/lib64 acl_rt acl_runtime.cc ${_version})
   jas_fake_cann_library(no_phase2/lib64 nnopbase nnopbase.cc)
   jas_fake_cann_library(no_phase2/lib64 opapi_nn opapi.cc FAKE_CANN_OPERATOR_TAG="libopapi_nn" FAKE_CANN_NO_PHASE2)
-  jas_fake_cann_library(custom/op_api/lib cust_opapi opapi.cc FAKE_CANN_OPERATOR_TAG="custom")
+  jas_fake_cann_library(custom/op_api/lib cust_opapi opapi.cc FAKE_CANN_OPERATOR_TAG="custom" FAKE_CANN_NO_SWIGLU)
   jas_fake_cann_library(vendors/opp/vendors/other/op_api/lib cust_opapi other_ops.cc)
   jas_fake_cann_library(vendors/opp/vendors/vendor_b/op_api/lib cust_opapi opapi.cc
                         FAKE_CANN_OPERATOR_TAG="vendor_b")

@@ -36,6 +36,9 @@ if(JAX_ASCEND_SILU_CUDA)
   target_sources(cuda_plan_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel/kernel_test_util.cc)
   target_include_directories(cuda_plan_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/kernel)
   target_link_libraries(cuda_plan_tests PRIVATE jas_kernel_cuda jas_kernel_testing Threads::Threads)
+  # SwiGluGrad's: phase 1 against the CPU's, its walk against the CPU kernel.
+  jas_add_backend_test(cuda_swiglu_plan_tests tests/backends/test_cuda_swiglu_plan.cc)
+  target_link_libraries(cuda_swiglu_plan_tests PRIVATE jas_kernel_cuda jas_kernel_testing)
 endif()
 
 # The CUDA handler's declared traits, queried through tests/ffi_harness (needs

@@ -17,7 +17,8 @@ set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 message(STATUS "CUDA backend: nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
 
-add_library(jas_kernel_cuda STATIC kernel/cuda/silu_grad_cuda.cu kernel/cuda/plan.cc)
+add_library(jas_kernel_cuda STATIC kernel/cuda/silu_grad_cuda.cu kernel/cuda/swiglu_grad_cuda.cu
+                                   kernel/cuda/plan.cc)
 # The static runtime keeps the module independent of whichever libcudart
 # jax's CUDA plugin brings; only the driver (libcuda) is needed at run time.
 target_link_libraries(jas_kernel_cuda PUBLIC jas_kernel_common CUDA::cudart_static)

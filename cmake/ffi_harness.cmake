@@ -7,6 +7,8 @@
 #                                complete fake install
 #   ascend_handler_devices       once, two fake devices (910A, 950)
 #   ascend_handler_without_cann  once, on an install without an operator library
+#   ascend_swiglu_handler        once, every fake chip in turn (910B, 950, 310P, 910A)
+#   ascend_swiglu_handler_old_cann  once, on an install without aclnnSwiGluGrad
 # The Ascend binary takes its install as --ascend_home_path=DIR (it sets
 # $ASCEND_HOME_PATH and clears the other CANN variables). Included from
 # cmake/backend_tests.cmake (tests, with the XLA FFI headers).
@@ -45,3 +47,8 @@ jas_harness_tests(ascend_handler_tests "ascend_handler_devices.*" "" "JAX_ASCEND
                   --ascend_home_path=${JAS_FAKE_CANN_ROOT}/cann9)
 jas_harness_tests(ascend_handler_tests "ascend_handler_without_cann.*" "" "JAX_ASCEND_SILU_FAKE_CHIP=910B"
                   --ascend_home_path=${JAS_FAKE_CANN_ROOT}/no_operator)
+# SwiGluGrad: each test sets the chip itself and runs on every one (910B, 950, 310P, 910A).
+jas_harness_tests(ascend_handler_tests "ascend_swiglu_handler.*" "" "JAX_ASCEND_SILU_FAKE_CHIP=910B"
+                  --ascend_home_path=${JAS_FAKE_CANN_ROOT}/cann9)
+jas_harness_tests(ascend_handler_tests "ascend_swiglu_handler_old_cann.*" "" "JAX_ASCEND_SILU_FAKE_CHIP=910B"
+                  --ascend_home_path=${JAS_FAKE_CANN_ROOT}/legacy)

@@ -14,7 +14,9 @@ extern "C" XLA_FFI_Error* JaxAscendSiluGradCpu(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JaxAscendSwiGluGradCpu(XLA_FFI_CallFrame* call_frame);
 // Platform "CUDA" (module _silu_grad_cuda, built with JAX_ASCEND_SILU_CUDA).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCuda(XLA_FFI_CallFrame* call_frame);
+extern "C" XLA_FFI_Error* JaxAscendSwiGluGradCuda(XLA_FFI_CallFrame* call_frame);
 // Platform "ASCEND" (module _silu_grad_ascend, always built; CANN is opened at run time).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradAscend(XLA_FFI_CallFrame* call_frame);
+extern "C" XLA_FFI_Error* JaxAscendSwiGluGradAscend(XLA_FFI_CallFrame* call_frame);
 
 #endif  // JAX_ASCEND_SILU_FFI_HANDLERS_H_

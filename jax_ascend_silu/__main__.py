@@ -60,6 +60,8 @@ def _print_ascend(status: dict) -> None:
         for lib in cann["libraries"]:
             label = "aclnnSiluBackward from" if lib["path"] == cann["operator_library"] else lib["role"]
             print(f"          {label}: {lib['path']} ({lib['origin']})")
+        if cann.get("swiglu_operator_library"):  # SwiGluGrad's operator, looked up on its own
+            print(f"          aclnnSwiGluGrad from: {cann['swiglu_operator_library']}")
         print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
         for note in cann["notes"]:
             print(f"          note: {note}")
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     bench.add_argument("--out", default="bench_out", help="folder for the JSON and the PNG plot (default bench_out)")
     bench.add_argument("--markdown", metavar="FILE",
                        help="also write the tables into FILE between its bench-table markers "
-                            "(e.g. benchmarks/README.md)")
+                            "(e.g. docs/performance.md)")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     bench.set_defaults(func=_bench)
     args, unknown = parser.parse_known_args(argv)

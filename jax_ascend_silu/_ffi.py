@@ -266,13 +266,22 @@ def backends() -> dict[str, dict]:
 
     The Ascend entry also says what the run-time search for CANN found
     (``"cann"``: found, problem, libraries with the origin of each,
-    operator_library (the file ``aclnnSiluBackward`` comes from), version,
-    version_note, notes; its
+    operator_library (the file ``aclnnSiluBackward`` comes from),
+    swiglu_operator_library (``aclnnSwiGluGrad``'s, or ''), swiglu_problem
+    (why SwiGluGrad cannot run there, or ''), version, version_note, notes; its
     ``"detail"`` names the libraries and version, or what was looked for and
     not found), whether this process has a PJRT backend for platform ASCEND
     (``"pjrt_backend"``, ``"pjrt"``) and whether the handler registration
     reached it (``"registration_reached"``, ``"registration"``). These are
     looked up on the first call, not at import.
+
+    Examples:
+      >>> import jax_ascend_silu as jas
+      >>> status = jas.backends()
+      >>> sorted(status)
+      ['ascend', 'cpu', 'cuda']
+      >>> status["cpu"]["compiled"], status["cpu"]["platforms"]
+      (True, ['cpu'])
     """
     report = {name: {**status, "platforms": list(status["platforms"])} for name, status in _STATUS.items()}
     for status in report.values():

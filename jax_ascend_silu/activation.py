@@ -35,10 +35,10 @@ silu_p = elementwise_primitive("jax_ascend_silu_silu", __name__, "silu_p", jax.n
 def silu(x):
     """``x * sigmoid(x)``, differentiated by the SiluGrad kernel.
 
-    The forward pass is ``jax.nn.silu``. ``jax.grad``, ``jax.vjp`` and every
-    other reverse-mode transformation run the backward pass as the
+    The forward pass is :func:`jax.nn.silu`. :func:`jax.grad`, :func:`jax.vjp`
+    and every other reverse-mode transformation run the backward pass as the
     ``jax_ascend_silu_silu_grad`` custom call (one per call of ``silu``);
-    forward mode (``jax.jvp``, ``jax.jacfwd``) works too and computes
+    forward mode (:func:`jax.jvp`, :func:`jax.jacfwd`) works too and computes
     ``s'(x) * t`` in ``jax.numpy``. Derivatives of every order are defined.
 
     Inputs the kernel does not take, float64 (with ``jax_enable_x64``), run
@@ -47,6 +47,17 @@ def silu(x):
 
     Raises:
       TypeError: ``x`` is not a floating-point array (integers, complex).
+
+    Examples:
+      >>> import jax
+      >>> import jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([-1.0, 0.0, 2.0], jnp.float32)
+      >>> [round(v, 4) for v in jas.silu(x).tolist()]
+      [-0.2689, 0.0, 1.7616]
+      >>> dx = jax.grad(lambda v: jas.silu(v).sum())(x)  # backward: the SiluGrad custom call
+      >>> [round(v, 4) for v in dx.tolist()]
+      [0.0723, 0.5, 1.0908]
     """
     x = jnp.asarray(x)
     aval = jax.typeof(x)

@@ -75,7 +75,17 @@ class SiluGradPrimitive(ModulePrimitive):
     differentiates, batches, transposes and shards as ``silu_grad`` does, and
     the two agree bit for bit. Unlike ``silu_grad`` it takes the operands as
     they are: a Python scalar is not cast to the other operand's dtype, and
-    ``shard_map`` varying axes are not aligned.
+    ``shard_map`` varying axes are not aligned. It is a
+    :class:`jax.extend.core.Primitive`.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import numpy as np
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([-1.0, 0.0, 2.0], jnp.float32)
+      >>> g = jnp.ones_like(x)
+      >>> np.array_equal(jas.silu_grad_p.bind(g, x), jas.silu_grad(g, x))
+      True
     """
 
     def bind(self, *args, **params):
@@ -411,6 +421,16 @@ def silu_grad(grad_output, x, *, overwrite_grad_output=False):
       TypeError: unsupported or differing dtypes, a complex, integer or
         boolean Python scalar, or ``overwrite_grad_output`` not a bool.
       ValueError: shapes that do not broadcast.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([-1.0, 0.0, 2.0], jnp.float32)
+      >>> g = jas.silu_grad(jnp.ones((2, 1), jnp.float32), x)  # broadcasts to (2, 3)
+      >>> g.shape
+      (2, 3)
+      >>> [round(v, 4) for v in g[0].tolist()]
+      [0.0723, 0.5, 1.0908]
     """
     if not isinstance(overwrite_grad_output, (bool, np.bool_)):
         raise TypeError(

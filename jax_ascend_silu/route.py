@@ -82,8 +82,8 @@ def route(f: F) -> F:
     ``f`` itself is not modified and nothing global is patched: ``route(f)``
     is a new function with the same signature, inputs and outputs (any
     pytrees) and the same forward values. Differentiate it as usual, e.g.
-    ``jax.grad(route(loss))``; it composes with ``jax.jit`` (including
-    ``static_argnums``), ``jax.vmap`` and ``jax.value_and_grad``.
+    ``jax.grad(route(loss))``; it composes with :func:`jax.jit` (including
+    ``static_argnums``), :func:`jax.vmap` and :func:`jax.value_and_grad`.
 
     Array arguments (``jax.Array``, NumPy arrays and scalars) are traced, as
     under ``jax.jit``; every other leaf (Python numbers, strings, ``None``,
@@ -96,6 +96,17 @@ def route(f: F) -> F:
       RuntimeError: when the routed function is called inside a Haiku
         transform (``hk.transform``); route ``net.apply`` instead. When it
         changes a Flax NNX module it closes over; pass the module instead.
+
+    Examples:
+      >>> import jax
+      >>> import jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> def loss(w, x):  # code you do not own, calling jax.nn.silu
+      ...     return jax.nn.silu(x @ w).sum()
+      >>> w, x = jnp.eye(3, dtype=jnp.float32), jnp.ones((2, 3), jnp.float32)
+      >>> step = jax.jit(jax.grad(jas.route(loss)))
+      >>> "jax_ascend_silu_silu_grad" in step.lower(w, x).as_text()  # the custom call is in the program
+      True
     """
     if not callable(f):
         raise TypeError(f"route: expected the function to route, got {type(f).__name__} {f!r}")

@@ -76,9 +76,12 @@ def _packed(axis) -> bool:
 
 
 def _halves(x, axis: int):
-    """(A, B): the halves of ``x`` along ``axis``, by ``lax.slice_in_dim``."""
+    """(A, B): the halves of ``x`` along ``axis``, by ``lax.split``, whose
+    transpose concatenates (two slices would transpose to pads, whose zero
+    is moved to the device eagerly, refused under ``jax.transfer_guard``)."""
     n = x.shape[axis] // 2
-    return lax.slice_in_dim(x, 0, n, axis=axis), lax.slice_in_dim(x, n, 2 * n, axis=axis)
+    a, b = lax.split(x, (n, n), axis=axis)
+    return a, b
 
 
 def _is_static(d) -> bool:
@@ -190,15 +193,16 @@ class SwiGluPrimitive(ModulePrimitive):
         if len(args) == self._packed_arity:
             x = jax.typeof(args[-1])
             params["axis"] = _normalise_axis(self._public, params.get("axis", -1), x)
-        else:
-            params["axis"] = None
+        elif params.setdefault("axis", None) is not None:
+            raise TypeError(f"{self._public}: axis={params['axis']!r} is for the packed form; the pair form "
+                            "(a and b apart) has no axis to split")
         if self._partitioned and "devices" not in params:
             params["devices"] = _devices_marker()
         return super().bind(*args, **params)
 
 
 class SwiGluGradPrimitive(SwiGluPrimitive):
-    """The SwiGluGrad primitive, ``swiglu_grad_p``: CANN's ``aclnnSwiGluGrad``.
+    """The SwiGluGrad primitive, ``swiglu_grad_p``, which is ``aclnnSwiGluGrad`` of CANN.
 
     Packed: ``swiglu_grad_p.bind(grad_output, x, axis=k)`` returns ``[dx]``, x's
     shape, ``dx = [dA | dB]`` along ``k`` (-1 when not given); grad_output is
@@ -211,6 +215,19 @@ class SwiGluGradPrimitive(SwiGluPrimitive):
     ``custom_partitioning`` where the program spans several devices, as
     ``silu_grad_p``'s. Unlike ``swiglu_grad`` it takes the operands as they
     are: no dtype casts, no broadcasting, no ``shard_map`` alignment.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> import numpy as np
+      >>> import jax_ascend_silu as jas
+      >>> x = jnp.array([1.0, -2.0, 3.0, 4.0], jnp.float32)  # A = [1, -2], B = [3, 4]
+      >>> g = jnp.ones(2, jnp.float32)
+      >>> (dx,) = jas.swiglu_grad_p.bind(g, x)  # packed, axis -1
+      >>> np.array_equal(dx, jas.swiglu_grad(g, x))
+      True
+      >>> da, db = jas.swiglu_grad_p.bind(g, x[:2], x[2:])  # pair
+      >>> np.array_equal(jnp.concatenate([da, db]), dx)
+      True
     """
 
 
@@ -387,16 +404,16 @@ for _backend in BACKENDS:
 
 def _shard_specs(axis, arg_shapes):
     """(result spec, operand specs) of a per-shard call: elementwise in every
-    dimension; a sharded split axis (packed form) raises."""
+    dimension. In the packed form x's split axis must not be sharded (raises:
+    its halves would be gathered); grad_output's is asked for whole."""
     if not _packed(axis):
         shape = tuple(arg_shapes[0].shape)
         spec = result_spec(arg_shapes, shape)
         return spec, [spec] * len(arg_shapes)
     g, x = arg_shapes
-    for name, a in (("grad_output", g), ("x", x)):
-        entry = spec_of(a.sharding, len(a.shape))[axis]
-        if entry is not None:
-            raise _split_axis_sharded("swiglu_grad_p", name, a, axis, entry)
+    entry = spec_of(x.sharding, len(x.shape))[axis]
+    if entry is not None:
+        raise _split_axis_sharded("swiglu_grad_p", "x", x, axis, entry)
     shape = tuple(x.shape)
     spec = _without(result_spec(arg_shapes, shape), axis)
     return spec, [operand_spec(spec, g.shape, shape), spec]
@@ -462,6 +479,19 @@ def _forward_jvp(primals, tangents, *, axis):
     that the backward pass is one call computing both halves)."""
     out = swiglu_p.bind(*primals, axis=axis)
     return out, swiglu_tangent_p.bind(*_instantiate(tangents), *primals, axis=axis)
+
+
+def _forward_transpose(ct, *operands, axis):
+    """silu(a) * b is linear in b alone (pair form, a known): b's cotangent is
+    silu(a) * ct, this primitive again. ``jax.linear_transpose`` of
+    ``lambda up: silu_mul(gate, up)`` needs it, as it needs ``mul``'s."""
+    if _packed(axis) or ad.is_undefined_primal(operands[0]):
+        raise ValueError("swiglu, silu_mul: silu(a) * b is linear in b alone (with a fixed); it cannot be "
+                         "transposed in a, nor in a packed x")
+    a, b = operands
+    if _is_zero(ct):
+        return [None, ad.Zero(b.aval)]
+    return [None, swiglu_p.bind(a, ct)]
 
 
 def _tangent_transpose(ct, *operands, axis):
@@ -563,6 +593,7 @@ def _batcher(prim):
 ad.primitive_jvps[swiglu_p] = _forward_jvp
 ad.primitive_jvps[swiglu_tangent_p] = _tangent_jvp
 ad.primitive_jvps[swiglu_grad_p] = _grad_jvp
+ad.primitive_transposes[swiglu_p] = _forward_transpose
 ad.primitive_transposes[swiglu_tangent_p] = _tangent_transpose
 ad.primitive_transposes[swiglu_grad_p] = _grad_transpose
 for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):
@@ -685,7 +716,7 @@ def silu_mul(gate, up):
 
 
 def swiglu_grad(grad_output, x, axis=-1):
-    """SwiGLU's backward pass, packed: CANN's ``aclnnSwiGluGrad``.
+    """The backward pass of ``swiglu``, packed as x: ``aclnnSwiGluGrad`` of CANN.
 
     For ``x = [A | B]`` along ``axis`` it returns ``[dA | dB]``, x's shape,
     with ``dA = grad_output * B * s'(A)`` and ``dB = grad_output * silu(A)``
@@ -730,7 +761,7 @@ def swiglu_grad(grad_output, x, axis=-1):
 
 
 def silu_mul_grad(grad_output, gate, up):
-    """``silu_mul``'s backward pass: ``(d_gate, d_up)`` through one custom call.
+    """The backward pass of ``silu_mul``: ``(d_gate, d_up)`` through one custom call.
 
     ``d_gate = grad_output * up * s'(gate)`` and ``d_up = grad_output *
     silu(gate)`` (s the SiLU), computed in float32 and rounded once, each

@@ -11,7 +11,8 @@
 // dense row-major views (null strides, or the row-major ones), each within
 // its storage. The results may be written over the inputs, element for
 // element (out over x, dA over A, dB over B), and over nothing else.
-// Each backend's two phases mirror SiluGrad's (silu_grad.h): cpu/swiglu_grad_cpu.h.
+// Each backend's two phases mirror SiluGrad's (silu_grad.h): cpu/swiglu_grad_cpu.h,
+// cuda/swiglu_grad_cuda.h.
 #ifndef JAX_ASCEND_SILU_KERNEL_SWIGLU_GRAD_H_
 #define JAX_ASCEND_SILU_KERNEL_SWIGLU_GRAD_H_
 

@@ -102,6 +102,7 @@ def test_info_with_the_fake_cann_names_its_libraries_and_version():
     for role, name in (("ACL runtime", "libacl_rt.so"), ("aclnn tensor API", "libnnopbase.so"),
                        ("aclnnSiluBackward from", "libopapi_nn.so")):
         assert f"{role}: {home}/lib64/{name} ($ASCEND_HOME_PATH/lib64)" in run.stdout, run.stdout
+    assert f"aclnnSwiGluGrad from: {home}/lib64/libopapi_nn.so" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("custom, vendors, provider, origin", [
@@ -127,6 +128,10 @@ def test_info_with_an_older_fake_cann_says_what_it_lacks():
     assert run.returncode == 0, run.stderr
     assert "CANN 7.0.0-fake found at run time: libascendcl.so, libnnopbase.so, libopapi.so" in run.stdout
     assert "aclDestroyAclOpExecutor not found (it is documented since CANN 8.0)" in run.stdout
+    # SwiGluGrad's operator is missing there: a note naming it and what to install; SiluGrad is found.
+    assert "aclnnSwiGluGradGetWorkspaceSize in libcust_opapi.so, libopapi_*.so, libopapi.so not found" in run.stdout
+    assert "install CANN 8.0.RC1 or later" in run.stdout, run.stdout
+    assert "aclnnSwiGluGrad from" not in run.stdout
 
 
 @pytest.mark.parametrize("variant, missing", [
@@ -286,8 +291,10 @@ def test_a_cuda_registration_the_plugin_takes_is_reported_as_registered(tmp_path
     run = _with_a_fake_cuda_plugin(tmp_path, refuse=False)
     assert run.returncode == 0, run.stderr
     assert "initialize()" not in run.stderr, run.stderr
-    # Replayed by initialize(), then handed straight to the plugin's handler: accepted both times.
-    assert "taken: [('jax_ascend_silu_silu_grad', 'CUDA'), ('jax_ascend_silu_silu_grad', 'CUDA')]" in run.stdout
+    # Replayed by initialize(), then handed straight to the plugin's handler: accepted both times,
+    # SiluGrad's handler and SwiGluGrad's each time.
+    both = "('jax_ascend_silu_silu_grad', 'CUDA'), ('jax_ascend_silu_swiglu_grad', 'CUDA')"
+    assert f"taken: [{both}, {both}]" in run.stdout
     status = eval(run.stdout.split("status: ", 1)[1].splitlines()[0])
     assert status["platforms"] == ["CUDA"] and "refused" not in status, status
     assert status["registration_reached"] is False and status["registration"].startswith(

@@ -3,7 +3,10 @@ config x dtype, each cell one program run twice, with the package and with
 the native equivalent, required to end the same way.
 
 - Entry points: ``silu`` and ``route(jax.nn.silu)`` against ``jax.nn.silu``;
-  ``silu_grad`` and ``silu_grad_p.bind`` against SiluGrad's formula in jnp.
+  ``silu_grad`` and ``silu_grad_p.bind`` against SiluGrad's formula in jnp;
+  ``swiglu`` and ``silu_mul`` against ``jax.nn.silu(a) * b``, and
+  ``swiglu_grad``, ``silu_mul_grad`` and ``swiglu_grad_p.bind`` against
+  SwiGluGrad's formula in jnp (each shaped as x, so every transformation applies).
 - The same way: both return trees of the same structure, dtypes and shapes
   with values within the dtype's tolerance (NaN where the other has NaN;
   where JAX's autodiff gives NaN at x = +-inf the package gives the limits, as
@@ -30,7 +33,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import jax_ascend_silu as jas
 from checks import HLO_CALL
-from jax_ascend_silu._ffi import TARGET
+from jax_ascend_silu._ffi import SWIGLU_TARGET, TARGET
 
 DTYPES = ("float32", "bfloat16", "float16")
 #: Tolerance between the package and JAX's autodiff, relative to the largest
@@ -49,13 +52,78 @@ def _native_silu_grad(g, x):
     return g * (s * (1 + x * (1 - s)))
 
 
+@jax.jit
+def _native_swiglu_grad(g, x):
+    """SwiGluGrad's dA + dB at A = B = x as JAX users write it: g * (x * s'(x) + silu(x))."""
+    s = jax.nn.sigmoid(x)
+    return g * (x * (s * (1 + x * (1 - s))) + x * s)
+
+
+def _swiglu(x):
+    """swiglu of x packed with sigmoid(x) along a leading axis 0 (not the
+    last): silu(x) * sigmoid(x), shaped like x, so every transformation
+    applies. A bounded B keeps the half types' native rounding (per
+    operation) within the matrix's tolerance through scan and training."""
+    return jas.swiglu(jnp.stack([x, jax.nn.sigmoid(x)]), axis=0).reshape(x.shape)
+
+
+def _alike(g, x):
+    """g and x broadcast to one shape, as silu_grad broadcasts them (vmap's cells batch one alone)."""
+    shape = jnp.broadcast_shapes(g.shape, x.shape)
+    return jnp.broadcast_to(g, shape), jnp.broadcast_to(x, shape)
+
+
+def _swiglu_grad(g, x):
+    """dA + dB of swiglu_grad at A = B = x (packed along axis 0): linear in g, as silu_grad."""
+    g, x = _alike(g, x)
+    dx = jas.swiglu_grad(g[None], jnp.stack([x, x]), axis=0)
+    # Summed, not indexed: an index's transpose pads with a scalar moved to the device (transfer_guard cells).
+    return jax.lax.reduce_sum(dx, (0,))
+
+
+def _silu_mul_grad(g, x):
+    g, x = _alike(g, x)
+    return _plus(*jas.silu_mul_grad(g, x, x))
+
+
+def _swiglu_grad_p(g, x):
+    g, x = _alike(g, x)
+    return _plus(*jas.swiglu_grad_p.bind(g, x, x))
+
+
+def _plus(da, db):
+    return da + db
+
+
 #: name -> (arity, the package's op, the native op)
 ENTRIES = {
     "silu": (1, jas.silu, jax.nn.silu),
     "route": (1, jas.route(jax.nn.silu), jax.nn.silu),
     "silu_grad": (2, jas.silu_grad, _native_silu_grad),
     "silu_grad_p": (2, lambda g, x: jas.silu_grad_p.bind(g, x), _native_silu_grad),
+    "swiglu": (1, _swiglu, lambda x: jax.nn.silu(x) * jax.nn.sigmoid(x)),
+    # silu_mul(x, g) = silu(x) * g: linear in g, so it fills silu_grad's place in every transformation.
+    "silu_mul": (2, lambda g, x: jas.silu_mul(x, g), lambda g, x: jax.nn.silu(x) * g),
+    "swiglu_grad": (2, _swiglu_grad, _native_swiglu_grad),
+    "silu_mul_grad": (2, _silu_mul_grad, _native_swiglu_grad),
+    "swiglu_grad_p": (2, _swiglu_grad_p, _native_swiglu_grad),
 }
+_SWIGLU_CALL = f'custom_call_target="{SWIGLU_TARGET}"'
+
+
+def _expected_call(entry, transform):
+    """The custom call a reverse-mode cell runs, or None. SwiGLU's backward
+    pass is its call. Differentiating SwiGluGrad runs SiluGrad's: in
+    grad_output the transpose is SwiGLU's tangent (jnp), and in x it is
+    s'(x) * t (silu's tangent, transposed to SiluGrad). In train_step a binary
+    entry is the backward pass of a custom_vjp SiLU: silu_mul's forward is jnp."""
+    if entry in ("silu", "route", "silu_grad", "silu_grad_p"):
+        return HLO_CALL
+    if entry == "silu_mul" and transform == "train_step":
+        return None
+    if entry in ("swiglu", "silu_mul") or transform == "train_step":
+        return _SWIGLU_CALL
+    return HLO_CALL
 
 # ---------------------------------------------------------- transformations --
 # Each takes (op, arity, inputs) and returns a tree of arrays. inputs: x, g, w
@@ -199,7 +267,8 @@ def _sharded(axis_type):
 def _export(op, arity, x, g, w, mesh):
     """Exported, serialized and called back, as README says (the custom call allowed)."""
     fn = jax.jit(_grad_fn(op, arity))
-    exp = export.export(fn, disabled_checks=[export.DisabledSafetyCheck.custom_call(TARGET)])(x, g, w)
+    checks = [export.DisabledSafetyCheck.custom_call(t) for t in (TARGET, SWIGLU_TARGET)]
+    exp = export.export(fn, disabled_checks=checks)(x, g, w)
     return export.deserialize(exp.serialize()).call(x, g, w)
 
 
@@ -278,8 +347,9 @@ REFERENCE_CONFIGS = {"debug_nans_global_nan": ("debug_nans_nan", "debug_nans_glo
 EXCEPTIONS: dict[tuple[str, str, str], str] = {}
 
 #: The entries run in every dtype; route and silu_grad_p bind the same
-#: primitives as silu and silu_grad, so they run in float32.
-ALL_DTYPES = ("silu", "silu_grad")
+#: primitives as silu and silu_grad, so they run in float32, and so do
+#: silu_mul_grad and swiglu_grad_p (swiglu_grad's pair and primitive forms).
+ALL_DTYPES = ("silu", "silu_grad", "swiglu", "silu_mul", "swiglu_grad")
 
 
 def _exception(entry, transform, config):
@@ -430,6 +500,7 @@ def test_reverse_mode_runs_the_custom_call_without_collectives(entry, transform)
     """The matrix compares values; this checks that the package's cells really
     call the kernel, and that on 8 devices nothing is gathered around it."""
     arity, op, _ = ENTRIES[entry]
+    call = _expected_call(entry, transform)
     x, g, w = _inputs("float32", "finite")
     mesh = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
     if transform.startswith("sharded"):
@@ -437,7 +508,7 @@ def test_reverse_mode_runs_the_custom_call_without_collectives(entry, transform)
         x, g, w = (jax.device_put(v, NamedSharding(m, P("d"))) for v in (x, g, w))
         transform = "grad"
     hlo = jax.jit(lambda a, b, c: TRANSFORMS[transform](op, arity, a, b, c, mesh)).lower(x, g, w).compile().as_text()
-    assert HLO_CALL in hlo
+    assert call is None or call in hlo
     collectives = [line.strip() for line in hlo.splitlines()
                    if any(f" {c}(" in line or f" {c}-start(" in line for c in ("all-gather", "all-reduce", "all-to-all"))]
     assert not collectives, "\n".join(collectives)

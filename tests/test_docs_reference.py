@@ -3,11 +3,13 @@
 Public: the names of ``jax_ascend_silu.__all__`` and the command line (its
 commands and options). The first tests read the package and docs/*.md alone;
 the last builds the site (the ``docs`` extra) and reads the rendered pages.
+Each public docstring's ``Examples:`` run here, as doctests.
 """
 
 from __future__ import annotations
 
 import argparse
+import doctest
 import html
 import inspect
 import pathlib
@@ -75,6 +77,18 @@ def test_public_name_has_its_own_docstring(name):
         return
     doc = _own_doc(getattr(jas, name))
     assert len(doc.split()) >= 5, f"jax_ascend_silu.{name} has no docstring of its own: {doc!r}"
+
+
+@pytest.mark.parametrize("name", [name for name in jas.__all__ if name not in WRITTEN_IN_PAGE])
+def test_public_docstring_examples_run(name):
+    """Each public docstring has an ``Examples:`` section, and its examples give what they show."""
+    doc = _own_doc(getattr(jas, name))
+    assert re.search(r"^Examples:$", doc, re.M), f"jax_ascend_silu.{name}'s docstring has no Examples: section"
+    test = doctest.DocTestParser().get_doctest(doc, {}, f"jax_ascend_silu.{name}", None, 0)
+    assert test.examples, f"jax_ascend_silu.{name}'s Examples: section holds no >>> example"
+    report: list[str] = []
+    result = doctest.DocTestRunner().run(test, out=report.append)
+    assert result.failed == 0, "".join(report)
 
 
 def test_api_page_documents_exactly_the_public_names():

@@ -1,5 +1,5 @@
 """The CUDA backend on a GPU: its registration, and its results bit for bit
-against the CPU kernel's, NaN bits included.
+against the CPU kernel's, NaN bits included (SiluGrad's, then SwiGluGrad's).
 
 Every test here needs a CUDA GPU (the `gpu` fixture of conftest.py): without
 one it skips, or fails under JAX_ASCEND_SILU_REQUIRE_GPU=1 (.ci/gpu sets it);
@@ -227,6 +227,115 @@ def test_a_broadcast_x_is_the_documented_exception(gpu, g_shape, x_shape, dtype)
     for result in (on_gpu, cpu_broadcast):
         err = ulp_error(result[finite], reference[finite], dtype)
         assert err.size == 0 or err.max() <= (4.0 if dtype == np.float32 else 1.0), err.max()
+
+
+# ---- SwiGluGrad ---------------------------------------------------------
+# The CUDA kernel runs swiglu_grad_math.h's operations in the CPU kernel's
+# order, with no broadcast exception (the call's operands are always full), so
+# every result must equal the CPU's bit for bit, NaN bits included.
+
+SWIGLU_TARGET = "jax_ascend_silu_swiglu_grad"
+
+
+def _swiglu_on(device, fn, *operands):
+    """fn(*operands) jitted on `device`, with the custom call in its HLO; NumPy results."""
+    placed = [jax.device_put(o, device) for o in operands]
+    lowered = jax.jit(fn).lower(*placed)
+    assert SWIGLU_TARGET in lowered.as_text(), f"no {SWIGLU_TARGET} custom call on {device}"
+    return [np.asarray(r) for r in jax.tree_util.tree_leaves(lowered.compile()(*placed))]
+
+
+def assert_swiglu_same_bits(gpu, fn, *operands) -> list:
+    """fn's results on the GPU equal the CPU's bit for bit; returns the GPU's."""
+    on_cpu = _swiglu_on(jax.devices("cpu")[0], fn, *operands)
+    on_gpu = _swiglu_on(gpu, fn, *operands)
+    for k, (c, d) in enumerate(zip(on_cpu, on_gpu, strict=True)):
+        assert c.shape == d.shape and c.dtype == d.dtype
+        differ = np.flatnonzero(_bits(d) != _bits(c))
+        if differ.size:
+            i = differ[:8]
+            inputs = [np.asarray(o).reshape(-1) for o in operands]
+            raise AssertionError(
+                f"result {k}: {differ.size} of {c.size} differ from the CPU's; first at flat index {i.tolist()}: "
+                f"GPU {[hex(v) for v in _bits(d.reshape(-1)[i])]}, CPU {[hex(v) for v in _bits(c.reshape(-1)[i])]}"
+                + "".join(f", operand {j} bits {[hex(v) for v in _bits(o[i])]}" for j, o in enumerate(inputs)
+                          if o.size == c.size))
+    return on_gpu
+
+
+def _pair(g, a, b):
+    return jas.silu_mul_grad(g, a, b)
+
+
+def test_the_cuda_module_registers_swiglu_grad(gpu):
+    import importlib
+
+    module = importlib.import_module("jax_ascend_silu._silu_grad_cuda")
+    assert SWIGLU_TARGET in module.registrations(), module.registrations()
+    assert module.kernel_load_error() == "", module.kernel_load_error()
+
+
+@pytest.mark.parametrize("kind", ["random", "specials", "every-bit-pattern"])
+@pytest.mark.parametrize("dtype", HALVES, ids=_name)
+def test_swiglu_every_half_a_matches_the_cpu_bit_for_bit(gpu, dtype, kind):
+    rng = np.random.default_rng(sum(map(ord, kind)) + 1)
+    a = _every_half(dtype)
+    g = _half_grads(dtype, kind, rng)
+    b = _half_grads(dtype, kind, np.random.default_rng(rng.integers(1 << 30)))
+    da, db = assert_swiglu_same_bits(gpu, _pair, g, a, b)
+    for r in (da, db):
+        nan = np.isnan(r.astype(np.float32))
+        assert set(_bits(r[nan]).tolist()) <= {0x7E00 if dtype == np.float16 else 0x7FC0}, "the CPU's quiet NaN"
+
+
+@pytest.mark.parametrize("kind, scale", [
+    ("unit", 1.0),
+    ("small", 2.0**-50),
+    ("subnormal", 2.0**-135),
+    ("huge", 2.0**100),  # g*B past kSwiGluHuge: the general path
+    ("max", float(np.finfo(np.float32).max)),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_swiglu_float32_edges_match_the_cpu_bit_for_bit(gpu, kind, scale):
+    rng = np.random.default_rng(len(kind) + 7)
+    a = _float32_x(rng, 1 << 16)
+    g = (rng.choice([-1.0, 1.0], a.size) * scale * rng.uniform(0.5, 1.0, a.size)).astype(np.float32)
+    b = (rng.standard_normal(a.size) * 4).astype(np.float32)
+    assert_swiglu_same_bits(gpu, _pair, g, a, b)
+    assert_swiglu_same_bits(gpu, _pair, b, a, g)  # the scale on B instead
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_name)
+@pytest.mark.parametrize("x_shape, axis", [
+    ((4099, 2), -1),  # rows of one element
+    ((33, 2 * 17), -1),
+    ((2 * 33, 17), 0),  # one dense run
+    ((3, 2 * 5, 7), 1),
+    ((2, 3, 2 * 129), 2),
+    ((2, 1, 2, 1, 2, 1, 2, 6), -1),
+], ids=lambda v: str(v).replace(" ", ""))
+def test_swiglu_packed_matches_the_cpu_bit_for_bit(gpu, x_shape, axis, dtype):
+    x = _special_and_random(dtype, x_shape, 11)
+    g_shape = list(x_shape)
+    g_shape[axis] //= 2
+    g = _special_and_random(dtype, tuple(g_shape), 12)
+    (out,) = assert_swiglu_same_bits(gpu, functools.partial(jas.swiglu_grad, axis=axis), g, x)
+    assert out.shape == x.shape
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_name)
+@pytest.mark.parametrize("shape", [(), (4099,), (33, 17), (2, 3, 4, 5)], ids=lambda s: str(list(s)).replace(" ", ""))
+def test_swiglu_pair_matches_the_cpu_bit_for_bit(gpu, shape, dtype):
+    g, a, b = (_special_and_random(dtype, shape, seed) for seed in (21, 22, 23))
+    assert_swiglu_same_bits(gpu, _pair, g, a, b)
+
+
+def test_swiglu_large_packed_call_takes_the_grid_stride_loop(gpu):
+    # 2^25 elements (2^24 rows of 2 + 2): far past the persistent grid of one
+    # element per thread and pass, so every thread goes round many times.
+    n = 1 << 24
+    x = _patterns(np.float32, 4 * n, 0x9E3779B1, ones=True).reshape(n, 4)
+    g = _patterns(np.float32, 2 * n, 0x85EBCA77).reshape(n, 2)
+    assert_swiglu_same_bits(gpu, functools.partial(jas.swiglu_grad, axis=-1), g, x)
 
 
 def test_requiring_a_gpu_where_there_is_none_fails_every_gpu_test():

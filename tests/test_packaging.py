@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 import zipfile
 
 import pytest
@@ -24,6 +25,8 @@ from jax_ascend_silu import _silu_grad_cpu
 from jax_ascend_silu._ffi import BACKENDS
 
 PACKAGE = pathlib.Path(jas.__file__).resolve().parent
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LICENSE = ROOT / "LICENSE"
 
 
 # The CPU and Ascend modules are always built (the Ascend one opens CANN at run
@@ -131,8 +134,7 @@ def test_the_given_wheel_is_what_runs():
     if not given:
         pytest.skip("JAX_ASCEND_SILU_WHEEL is not set: this run tests the package as installed here")
     assert not _editable()
-    root = pathlib.Path(__file__).resolve().parents[1]
-    assert not PACKAGE.is_relative_to(root), PACKAGE
+    assert not PACKAGE.is_relative_to(ROOT), PACKAGE
     assert PACKAGE.is_relative_to(pathlib.Path(sysconfig.get_path("platlib")).resolve()), PACKAGE
     installed = {str(f) for f in importlib.metadata.files("jax_ascend_silu") or []}
     shipped = {n for n in zipfile.ZipFile(given).namelist() if not n.endswith("/")}
@@ -145,7 +147,7 @@ def test_source_folder_without_compiled_module_says_what_to_do(tmp_path):
     # compiled module, ahead of the installed package. A copy of the source
     # folder stands in for it, imported without any editable install's import
     # hook (a plain install has none).
-    source = pathlib.Path(__file__).resolve().parents[1] / "jax_ascend_silu"
+    source = ROOT / "jax_ascend_silu"
     shutil.copytree(source, tmp_path / "jax_ascend_silu", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
     code = (
         "import importlib.machinery as m, sys\n"
@@ -171,7 +173,7 @@ def test_public_api():
 def _test_only_functions() -> list[bytes]:
     """The executor controls only tests use: the functions kernel/cpu/testing.h declares, by the names
     their symbols carry in a module's symbol table (the source of the shipped modules, read beside the tests)."""
-    header = pathlib.Path(__file__).resolve().parents[1] / "kernel" / "cpu" / "testing.h"
+    header = ROOT / "kernel" / "cpu" / "testing.h"
     names = re.findall(r"^Status (\w+)\(", header.read_text(), flags=re.MULTILINE)
     assert len(names) >= 4, names
     return [name.encode() for name in names]
@@ -192,3 +194,61 @@ def test_product_modules_carry_no_test_only_kernel_api():
         image = pathlib.Path(spec.origin).read_bytes()
         assert b"SiluGradGetWorkspaceSize" in image or name != "_silu_grad_cpu", name  # symbols are there to see
         assert [s for s in test_only if s in image] == [], name
+
+
+# ----------------------------------------------------------------- licence --
+
+
+def test_licence_is_the_apache_2_text_and_the_metadata_names_it():
+    text = LICENSE.read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"], text[:200]
+    assert "END OF TERMS AND CONDITIONS" in text and "Copyright 2026 the jax_ascend_silu authors" in text
+    # PEP 639 metadata, read from the installed distribution (editable or wheel alike).
+    metadata = importlib.metadata.metadata("jax_ascend_silu")
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+
+
+def _licence_in(names: list[str]) -> str:
+    """The one path of `names` that is the dist-info's copy of LICENSE."""
+    found = [n for n in names if re.fullmatch(r"jax_ascend_silu-[^/]+\.dist-info/licenses/LICENSE", n)]
+    assert len(found) == 1, sorted(n for n in names if ".dist-info/" in n)
+    return found[0]
+
+
+def test_wheel_ships_the_licence():
+    given = _given_wheel()
+    if given:
+        with zipfile.ZipFile(given) as wheel:
+            shipped = wheel.read(_licence_in(wheel.namelist()))
+    else:
+        # The installed distribution's dist-info: an editable install's carries it too.
+        files = importlib.metadata.files("jax_ascend_silu") or []
+        path = _licence_in([str(f) for f in files])
+        shipped = next(f for f in files if str(f) == path).locate().read_bytes()
+    assert shipped == LICENSE.read_bytes()
+
+
+def _sdist(tmp_path: pathlib.Path) -> pathlib.Path:
+    """The sdist .ci/checks built (JAX_ASCEND_SILU_SDIST), or one built here by scikit-build-core
+    (the dev extra; a second or so, nothing compiled), or a skip saying so."""
+    given = os.environ.get("JAX_ASCEND_SILU_SDIST")
+    if given:
+        return pathlib.Path(given)
+    if importlib.util.find_spec("scikit_build_core") is None:
+        pytest.skip("scikit-build-core, from the dev extra, is not installed: .ci/checks checks the sdist it "
+                    "builds (set JAX_ASCEND_SILU_SDIST=path/to.tar.gz to check one here)")
+    code = "import sys\nfrom scikit_build_core.build import build_sdist\nprint(build_sdist(sys.argv[1]))"
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    return tmp_path / run.stdout.strip().splitlines()[-1]
+
+
+def test_sdist_ships_the_licence(tmp_path):
+    with tarfile.open(_sdist(tmp_path)) as sdist:
+        top = sdist.getnames()[0].split("/")[0]
+        assert sdist.extractfile(f"{top}/LICENSE").read() == LICENSE.read_bytes()
+        pkg_info = sdist.extractfile(f"{top}/PKG-INFO").read().decode()
+    assert "License-Expression: Apache-2.0" in pkg_info.splitlines()
+    assert "License-File: LICENSE" in pkg_info.splitlines()

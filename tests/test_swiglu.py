@@ -2,12 +2,12 @@
 against a float64 reference (dtypes x shapes, eager and under jit), against
 JAX's autodiff of the jnp expression (reverse and forward mode, second
 order, vmap), what the backward pass keeps and calls, sharding, export, and
-every error case."""
+every error case (the docstring examples run in test_docs_reference.py)."""
 
 from __future__ import annotations
 
-import doctest
 import importlib
+import pickle
 
 import jax
 import jax.ad_checkpoint
@@ -287,6 +287,24 @@ def test_derivatives_of_the_gradient():
     _assert_close(ct, jax.linear_transpose(lambda gg: native_grad(gg, x), g)(w), np.float32)
 
 
+def test_eager_vjp_in_x_moves_nothing_to_the_device():
+    """Regression: the halves of x were two slices, whose transposes pad with a
+    zero moved to the device eagerly, refused under jax.transfer_guard."""
+    x, g = jnp.asarray(_normal((2, 8), np.float32, 39)), jnp.asarray(_normal((2, 4), np.float32, 40))
+    jax.vjp(jas.swiglu_grad, g, x)[1](x)  # compiles everything the guarded call runs
+    with jax.transfer_guard("disallow"):
+        d_g, d_x = jax.vjp(jas.swiglu_grad, g, x)[1](x)
+    assert d_g.shape == g.shape and d_x.shape == x.shape
+
+
+def test_linear_transpose_in_up():
+    """silu_mul(gate, up) is linear in up, as jax.nn.silu(gate) * up is."""
+    gate, ct = jnp.asarray(_normal((3, 4), np.float32, 37)), jnp.asarray(_normal((3, 4), np.float32, 38))
+    up = jnp.zeros((4,), jnp.float32)
+    ours = jax.linear_transpose(lambda u: jas.silu_mul(gate, u), up)(ct)
+    _assert_close(ours, jax.linear_transpose(lambda u: _native_silu_mul(gate, u), up)(ct), np.float32)
+
+
 @pytest.mark.parametrize("name", ["swiglu", "silu_mul"])
 def test_backward_pass_keeps_only_the_inputs(name, capsys):
     x = jnp.asarray(_normal((4, 8), np.float32, 22))
@@ -423,6 +441,18 @@ def test_sharded_gradient_runs_per_shard_without_collectives(name, kind):
         _assert_close(fn(*args), jax.grad(lambda *v: native(*v).sum(), argnums=argnums)(*args), np.float32)
 
 
+def test_sharded_grad_output_along_the_split_axis_is_taken_whole():
+    """A cotangent sharded along the split axis (a row-parallel projection
+    after the SwiGLU) is gathered, grad_output alone: x stays per shard."""
+    mesh = _mesh(AxisType.Auto)
+    x = jax.device_put(jnp.asarray(_normal((8, 16), np.float32, 41)), NamedSharding(mesh, P("data", None)))
+    up = jax.device_put(jnp.asarray(_normal((8, 8), np.float32, 42)), NamedSharding(mesh, P("data", "model")))
+    fn = jax.jit(jax.grad(lambda v, u: jas.silu_mul(jas.swiglu(v), u).sum(), argnums=(0, 1)))
+    native = jax.grad(lambda v, u: _native_silu_mul(_native_swiglu(v), u).sum(), argnums=(0, 1))
+    _assert_close(fn(x, up), native(x, up), np.float32)
+    assert fn(x, up)[0].sharding.spec[1] is None
+
+
 def test_sharded_split_axis_is_refused():
     x = jnp.asarray(_normal((8, 16), np.float32, 33))
     explicit = jax.device_put(x, NamedSharding(_mesh(AxisType.Explicit), P(None, "model")))
@@ -481,6 +511,8 @@ ERRORS = {
     "grad-shape-pair": (lambda: jas.silu_mul_grad(jnp.ones((3, 4)), jnp.ones(4), jnp.ones(4)), ValueError, r"silu_mul_grad: grad_output \(float32\[3, 4\]\) must have shape \[4\]"),
     "primitive-dtype": (lambda: jas.swiglu_grad_p.bind(jnp.ones(2, jnp.float64), jnp.ones(4, jnp.float64)), TypeError, r"swiglu_grad_p: x has dtype float64 .* the primitive takes float32, float16, bfloat16"),
     "primitive-shapes": (lambda: jas.swiglu_grad_p.bind(jnp.ones(3), jnp.ones(3), jnp.ones(4)), ValueError, r"swiglu_grad_p: a \(float32\[3\]\) and b \(float32\[4\]\) must have one shape"),
+    "primitive-pair-axis": (lambda: jas.swiglu_grad_p.bind(jnp.ones(3), jnp.ones(3), jnp.ones(3), axis=0), TypeError, r"swiglu_grad_p: axis=0 is for the packed form"),
+    "transpose-in-gate": (lambda: jax.linear_transpose(lambda a: jas.silu_mul(a, jnp.ones(3)), jnp.ones(3))(jnp.ones(3)), ValueError, r"silu\(a\) \* b is linear in b alone"),
     "primitive-grad-shape": (lambda: jas.swiglu_grad_p.bind(jnp.ones(4), jnp.ones(4)), ValueError, r"swiglu_grad_p: grad_output \(float32\[4\]\) must have shape \[2\]"),
 }
 
@@ -493,18 +525,12 @@ def test_errors_at_trace_time(case, mode):
         fn() if mode == "eager" else jax.jit(fn)()
 
 
-# ------------------------------------------------------------------ docs --
+# --------------------------------------------------------------- exports --
 
 
-@pytest.mark.parametrize("name", ["swiglu", "silu_mul", "swiglu_grad", "silu_mul_grad"])
-def test_docstring_examples_run(name):
-    fn = getattr(jas, name)
-    assert "Examples:" in fn.__doc__
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    (test,) = finder.find(fn, name, globs={})
-    assert test.examples
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+def test_primitives_pickle_as_themselves():
+    for prim in (swiglu_module.swiglu_p, swiglu_module.swiglu_tangent_p, jas.swiglu_grad_p):
+        assert pickle.loads(pickle.dumps(prim)) is prim
 
 
 def test_every_name_is_exported():

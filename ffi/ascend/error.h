@@ -2,7 +2,8 @@
 // parameter codes of the operand checks and of CANN's phases, which
 // StatusToError maps as for every backend) are InvalidArgument, a workspace
 // XLA could not provide is ResourceExhausted, a missing or incomplete CANN and a thread with no current ACL context are
-// FailedPrecondition, everything else Internal.
+// FailedPrecondition, a chip without the operator's kernel Unimplemented,
+// everything else (a failed copy or tensor creation, CANN's internal codes) Internal.
 // The message (call, status code and name, CANN's aclGetRecentErrMsg()) is kept
 // whole.
 #ifndef JAX_ASCEND_SILU_FFI_ASCEND_ERROR_H_
@@ -25,11 +26,14 @@ inline ::xla::ffi::Error ToFfiError(const Outcome& outcome) {
       return Error(ErrorCode::kFailedPrecondition, outcome.message);
     case Failure::kWorkspace:
       return Error(ErrorCode::kResourceExhausted, outcome.message);
+    case Failure::kChip:
+      return Error(ErrorCode::kUnimplemented, outcome.message);
     case Failure::kOperands:
     case Failure::kPhase1:
     case Failure::kPhase2:
       return ::jas::ffi::StatusToError(outcome.status, outcome.message);
     case Failure::kCreateTensor:
+    case Failure::kCopy:
       break;
   }
   return Error::Internal(outcome.message);

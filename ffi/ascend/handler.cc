@@ -1,16 +1,19 @@
-// The Ascend handler: XLA's device buffers and stream handed to the Ascend
-// glue (glue.h), which runs CANN's aclnnSiluBackward through the
-// functions found at run time (cann_loader.h); the workspace comes from XLA's
-// scratch allocator. Registered for platform "ASCEND". The glue checks first
-// that the plugin made an ACL context current on this thread, which CANN's
-// operator needs to know the chip.
+// The Ascend handlers: XLA's device buffers and stream handed to the Ascend
+// glue (glue.h), which runs CANN's aclnnSiluBackward (SiluGrad) or
+// aclnnSwiGluGrad (SwiGluGrad) through the functions found at run time
+// (cann_loader.h); the workspace comes from XLA's scratch allocator.
+// Registered for platform "ASCEND". The glue checks first that the plugin
+// made an ACL context current on this thread, which CANN's operators need to
+// know the chip.
 #include <string>
+#include <vector>
 
 #include "ascend/cann.h"
 #include "ascend/cann_loader.h"
 #include "error.h"
 #include "ascend/glue.h"
 #include "handlers.h"
+#include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
 #include "xla/ffi/api/ffi.h"
@@ -22,21 +25,53 @@ void* AllocateFromScratch(void* scratch, uint64_t bytes) {
   return ScratchAllocate(*static_cast<xffi::ScratchAllocator*>(scratch), bytes);
 }
 
+// Caught here, where XLA's own type names are known ("float64"); the glue's
+// checks would refuse the same operands with the same 161002. `got` names them.
+template <class Got>
+xffi::Error CheckDtypes(const std::vector<const TensorDesc*>& ops, const char* op, Got got) {
+  for (const TensorDesc* d : ops) {
+    if (!IsSupported(d->dtype)) {
+      return xffi::Error::InvalidArgument(std::string("jax_ascend_silu: ") + op + " on Ascend takes " +
+                                          ascend::DtypesTaken() + "; got " + got());
+    }
+  }
+  return xffi::Error::Success();
+}
+
 xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator scratch,
                                xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                                xffi::Result<xffi::AnyBuffer> grad_input) {
   const TensorDesc ops[3] = {TensorDescOf(grad_output), TensorDescOf(self), TensorDescOf(*grad_input)};
-  // Caught here, where XLA's own type names are known ("float64"); the glue's
-  // checks would refuse the same operands with the same 161002.
-  for (const TensorDesc& d : ops) {
-    if (!IsSupported(d.dtype)) {
-      return xffi::Error::InvalidArgument("jax_ascend_silu: SiluGrad on Ascend takes " + ascend::DtypesTaken() +
-                                          "; got " + OperandsString(grad_output, self, *grad_input));
-    }
+  if (xffi::Error err =
+          CheckDtypes({&ops[0], &ops[1], &ops[2]}, "SiluGrad", [&] { return OperandsString(grad_output, self, *grad_input); });
+      err.failure()) {
+    return err;
   }
   const ascend::WorkspaceSource workspace{&scratch, &AllocateFromScratch};
   return ascend::ToFfiError(
       ascend::SiluBackward(ascend::ProcessCann(), stream, workspace, ops[0], ops[1], ops[2]));
+}
+
+// Packed: aclnnSwiGluGrad as it is. Pair: CANN has no such form, so the glue
+// stages [a | b] and [dA | dB] in scratch memory (glue.h, SwiGluGradPair).
+xffi::Error SwiGluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator scratch,
+                                 xffi::AnyBuffer grad_output, xffi::RemainingArgs args, xffi::RemainingRets rets,
+                                 int64_t axis) {
+  SwiGluBuffers b;
+  if (xffi::Error err = DecodeSwiGlu(grad_output, args, rets, axis, &b); err.failure()) return err;
+  TensorDesc d[5];
+  std::vector<const TensorDesc*> present;  // packed: grad_output, x, out
+  for (int i = 0; i < 5; ++i) {
+    if (b.buffers[i].has_value()) {
+      d[i] = b.desc(i);
+      present.push_back(&d[i]);
+    }
+  }
+  if (xffi::Error err = CheckDtypes(present, "SwiGluGrad", [&] { return b.Shapes(); }); err.failure()) return err;
+  const ascend::WorkspaceSource workspace{&scratch, &AllocateFromScratch};
+  const ascend::Cann& cann = ascend::ProcessCann();
+  return ascend::ToFfiError(b.packed ? ascend::SwiGluGradPacked(cann, stream, workspace, d[0], d[1], axis, d[3])
+                                     : ascend::SwiGluGradPair(cann, stream, workspace, d[0], d[1], d[2], d[3], d[4]));
 }
 
 }  // namespace
@@ -47,3 +82,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
     jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
                                .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
                                .Ctx<::xla::ffi::ScratchAllocator>()));  // device workspace, freed after the call
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    JaxAscendSwiGluGradAscend, jas::ffi::SwiGluGradAscendImpl,
+    ::xla::ffi::Ffi::Bind()
+        .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
+        .Ctx<::xla::ffi::ScratchAllocator>()  // CANN's workspace and the pair form's staging, freed after the call
+        .Arg<::xla::ffi::AnyBuffer>()         // grad_output (CANN's yGrad)
+        .RemainingArgs()                      // x (packed), or a and b (pair)
+        .RemainingRets()                      // out (packed), or grad_a and grad_b (pair)
+        .Attr<int64_t>("axis"));              // the split axis of x (packed; pair: ignored)

@@ -1,4 +1,4 @@
-// The Ascend extension module: the handler capsule for platform "ASCEND",
+// The Ascend extension module: the handler capsules for platform "ASCEND",
 // and what the run-time search for CANN found. Built everywhere: nothing of
 // CANN is needed to build or import it; CANN is looked for on the first
 // cann() call or the first SiluGrad call on an Ascend device.
@@ -15,7 +15,7 @@ namespace nb = nanobind;
 NB_MODULE(_silu_grad_ascend, m) {
   m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'; CANN loaded at run time.";
 
-  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradAscend);
+  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradAscend, &JaxAscendSwiGluGradAscend);
 
   m.def("build_info", [] { return std::string("CANN loaded at run time"); },
         "How this module reaches CANN.");
@@ -42,7 +42,11 @@ NB_MODULE(_silu_grad_ascend, m) {
     d["notes"] = notes;
     const jas::ascend::CannLibrary* op = cann.operator_library();
     d["operator_library"] = op != nullptr ? op->path : std::string();
+    const jas::ascend::CannLibrary* swiglu = cann.swiglu_library();
+    d["swiglu_operator_library"] = swiglu != nullptr ? swiglu->path : std::string();
+    d["swiglu_problem"] = cann.swiglu_problem();
     return d;
   }, "What the search for CANN found (once per process, on first use): found, problem, libraries (role, name, path, "
-     "origin), operator_library (the file aclnnSiluBackward comes from, or ''), version, version_note, notes.");
+     "origin), operator_library (the file aclnnSiluBackward comes from, or ''), swiglu_operator_library (aclnnSwiGluGrad's, "
+     "or ''), swiglu_problem (why SwiGluGrad cannot run, or ''), version, version_note, notes.");
 }

@@ -1,13 +1,16 @@
-// The CUDA handler: the kernel's two phases on the stream XLA hands the call,
-// the workspace (if phase 1 ever asks for one) from XLA's scratch allocator,
-// launch errors reported as ffi::Error.
+// The CUDA handlers, SiluGrad's and SwiGluGrad's: the kernels' two phases on
+// the stream XLA hands the call, the workspace (if SiluGrad's phase 1 ever
+// asks for one) from XLA's scratch allocator, launch errors reported as
+// ffi::Error.
 #include <cuda_runtime_api.h>
 
 #include <string>
 
 #include "cuda/silu_grad_cuda.h"
+#include "cuda/swiglu_grad_cuda.h"
 #include "handlers.h"
 #include "silu_grad.h"
+#include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
 #include "xla/ffi/api/ffi.h"
@@ -36,6 +39,16 @@ xffi::Error CheckWorkspaceOutsideCapture(cudaStream_t stream, uint64_t bytes) {
       "run it outside command buffers (XLA_FLAGS=--xla_gpu_enable_command_buffer= disables them)");
 }
 
+// A launch call's own return code: a bad launch, or a sticky error an earlier
+// kernel on this device left (CUDA reports those on any call, hence the hint
+// for finding the call that failed first).
+xffi::Error LaunchError(const char* op, cudaError_t launch_error, const std::string& operands) {
+  return xffi::Error::Internal(std::string("jax_ascend_silu: ") + op +
+                               "'s kernel launch (cudaLaunchKernelEx) returned " +
+                               CudaErrorString(launch_error) + "; " + operands +
+                               " (CUDA_LAUNCH_BLOCKING=1 makes each kernel report its own failure)");
+}
+
 xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch,
                              xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                              xffi::Result<xffi::AnyBuffer> grad_input) {
@@ -56,13 +69,30 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
   cudaError_t launch_error = cudaSuccess;
   const Status s = SiluGradCudaRun(workspace, workspace_bytes, executor, stream, &launch_error);
   if (s == kErrRuntime) {
-    // The launch call's own return code: a bad launch, or a sticky error an
-    // earlier kernel on this device left (CUDA reports those on any call).
-    return xffi::Error::Internal("jax_ascend_silu: silu_grad's kernel launch (cudaLaunchKernelEx) returned " +
-                                 CudaErrorString(launch_error) + "; " +
-                                 OperandsString(grad_output, self, *grad_input));
+    return LaunchError("silu_grad", launch_error, OperandsString(grad_output, self, *grad_input));
   }
   if (s != kSuccess) return StatusError(s, "phase 2 (Run)", OperandsString(grad_output, self, *grad_input));
+  return xffi::Error::Success();
+}
+
+// SwiGluGrad, packed or pair (swiglu_operands.h). Its plan never asks for a
+// workspace (common/swiglu_plan.h), so no scratch allocator is bound and the
+// call is as safe inside a CUDA graph as SiluGrad's.
+xffi::Error SwiGluGradCudaImpl(cudaStream_t stream, xffi::AnyBuffer grad_output, xffi::RemainingArgs args,
+                               xffi::RemainingRets rets, int64_t axis) {
+  SwiGluBuffers buffers;
+  if (xffi::Error err = DecodeSwiGlu(grad_output, args, rets, axis, &buffers); err.failure()) return err;
+  uint64_t workspace_bytes = 0;
+  SwiGluGradCudaExecutor* executor = nullptr;
+  if (xffi::Error err = SwiGluPhase1(&SwiGluGradCudaGetWorkspaceSize, &SwiGluGradCudaPairGetWorkspaceSize,
+                                     buffers, &workspace_bytes, &executor);
+      err.failure()) {
+    return err;
+  }
+  cudaError_t launch_error = cudaSuccess;
+  const Status s = SwiGluGradCudaRun(nullptr, 0, executor, stream, &launch_error);
+  if (s == kErrRuntime) return LaunchError("SwiGluGrad", launch_error, buffers.Shapes());
+  if (s != kSuccess) return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   return xffi::Error::Success();
 }
 
@@ -81,4 +111,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
     jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
                                .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
                                .Ctx<::xla::ffi::ScratchAllocator>()),            // device workspace, freed after the call
+    {::xla::ffi::Traits::kCmdBufferCompatible});
+
+// Command-buffer compatible for SiluGrad's reasons above: it only launches on
+// the given stream, its kernels are loaded at import (SwiGluGradCudaLoadKernels)
+// and it allocates nothing.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    JaxAscendSwiGluGradCuda, jas::ffi::SwiGluGradCudaImpl,
+    ::xla::ffi::Ffi::Bind()
+        .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
+        .Arg<::xla::ffi::AnyBuffer>()                     // grad_output
+        .RemainingArgs()                                  // x (packed), or a and b (pair)
+        .RemainingRets()                                  // out (packed), or grad_a and grad_b (pair)
+        .Attr<int64_t>("axis"),                           // the split axis of x (packed; pair: ignored)
     {::xla::ffi::Traits::kCmdBufferCompatible});

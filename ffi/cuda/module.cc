@@ -1,4 +1,5 @@
-// The optional CUDA extension module: the handler capsule for platform "CUDA".
+// The optional CUDA extension module: the handler capsules (SiluGrad's and
+// SwiGluGrad's) for platform "CUDA".
 // Importing it loads the kernels on every visible GPU (so that no launch,
 // possibly inside a CUDA graph capture, is a kernel's first use); without a
 // GPU or driver the import still succeeds and kernel_load_error() says why.
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "cuda/silu_grad_cuda.h"
+#include "cuda/swiglu_grad_cuda.h"
 #include "module.h"
 
 namespace nb = nanobind;
@@ -16,9 +18,13 @@ namespace nb = nanobind;
 NB_MODULE(_silu_grad_cuda, m) {
   m.doc() = "jax_ascend_silu CUDA backend: the XLA FFI handler for platform 'CUDA'.";
 
-  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCuda);
+  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCuda, &JaxAscendSwiGluGradCuda);
 
-  static const std::string load_error = jas::SiluGradCudaLoadKernels();
+  // SiluGrad's kernels, then SwiGluGrad's; the first failure is the reason.
+  static const std::string load_error = [] {
+    const std::string silu = jas::SiluGradCudaLoadKernels();
+    return silu.empty() ? jas::SwiGluGradCudaLoadKernels() : silu;
+  }();
   m.def("kernel_load_error", [] { return load_error; },
         "Why the kernels could not be loaded when this module was imported (no driver, no GPU, ...), or '' "
         "when they were loaded on every visible GPU.");

@@ -60,7 +60,24 @@ using aclnnSiluBackwardGetWorkspaceSizeFn = aclnnStatus(const aclTensor* gradOut
 using aclnnSiluBackwardFn = aclnnStatus(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                         aclrtStream stream);
 
+// aclnnop/aclnn_swi_glu_grad.h (ops-nn's activation/swi_glu_grad; the operator
+// library, since CANN 8.0.RC1). x = [A | B] halves along `dim`; out = [dA | dB]
+// in x's shape; yGrad is x with dims[dim] halved. CANN 8.0.RC3 to 8.0 name
+// `dim` dimOptional (the same int64_t). Phase 2 as aclnnSiluBackward's.
+using aclnnSwiGluGradGetWorkspaceSizeFn = aclnnStatus(const aclTensor* yGrad, const aclTensor* x, int64_t dim,
+                                                      const aclTensor* out, uint64_t* workspaceSize,
+                                                      aclOpExecutor** executor);
+using aclnnSwiGluGradFn = aclnnStatus(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                      aclrtStream stream);
+
 // acl/acl_rt.h, acl/acl_base_rt.h (libascendcl; libacl_rt from CANN 9)
+// The copy directions of aclrtMemcpyAsync. CANN's enum has no negative value: unsigned int.
+enum aclrtMemcpyKind : unsigned int {
+  ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+};
+// Enqueues a copy of `count` bytes on `stream` (destMax: the room at dst).
+using aclrtMemcpyAsyncFn = aclError(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind,
+                                    aclrtStream stream);
 using aclGetRecentErrMsgFn = const char*();  // this thread's last CANN error message, or null
 using aclrtGetSocNameFn = const char*();      // "Ascend910B3", "Ascend950PR_9589", ...; null when unknown
 // The context current on the calling thread; ACL_ERROR_RT_CONTEXT_NULL when there is none.

@@ -165,6 +165,27 @@ std::string WhereSearched(const CannSearch& search, bool custom) {
   return s;
 }
 
+// "<role>: <what> not found in <where> [<why each candidate failed>]".
+std::string NotFound(const Role& role, bool op, const CannSearch& search, const std::vector<std::string>& tried) {
+  const std::vector<std::string> names(role.names.begin(), role.names.end());
+  std::string line = std::string(role.role) + ": " +
+                     (op ? std::string(role.probe) + " in " + Join(names, ", ") : Join(names, " or ")) +
+                     " not found in " + WhereSearched(search, op);
+  // Each failure once: a bare name on the loader path can resolve to a file already tried by its path.
+  std::vector<std::string> distinct;
+  for (const std::string& t : tried) {
+    if (std::find(distinct.begin(), distinct.end(), t) == distinct.end()) distinct.push_back(t);
+  }
+  if (!distinct.empty()) line += " [" + Join(distinct, "; ") + "]";
+  return line;
+}
+
+// What a SwiGluGrad call on a CANN without aclnnSwiGluGrad is told to do.
+constexpr char kSwiGluAdvice[] =
+    "SwiGluGrad on Ascend needs aclnnSwiGluGrad (ops-nn's swi_glu_grad): install CANN 8.0.RC1 or later "
+    "(Atlas inference chips: 8.0.RC3, Atlas A3: 8.1.RC1; Ascend 950: 8.5), or run SwiGluGrad on the CPU; "
+    "SiluGrad is unaffected";
+
 template <class Fn>
 bool Lookup(void* handle, const char* name, Fn** out) {
   // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
@@ -233,7 +254,9 @@ CannSearch SearchFromEnvironment() {
 Cann::Cann(Cann&& other) noexcept
     : api_(other.api_),
       problem_(std::move(other.problem_)),
+      swiglu_problem_(std::move(other.swiglu_problem_)),
       libraries_(std::move(other.libraries_)),
+      swiglu_library_(std::move(other.swiglu_library_)),
       notes_(std::move(other.notes_)),
       version_(std::move(other.version_)),
       version_note_(std::move(other.version_note_)),
@@ -255,6 +278,7 @@ Cann Cann::Load(const CannSearch& search) {
       {"aclnn tensor API", {"libnnopbase.so"}, "aclCreateTensor"},
       {"operator library", {"libcust_opapi.so", "libopapi_*.so", "libopapi.so"}, "aclnnSiluBackwardGetWorkspaceSize"},
   };
+  const Role swiglu = {"SwiGluGrad's operator library", roles[2].names, "aclnnSwiGluGradGetWorkspaceSize"};
   void* handles[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < 3; ++i) {
     CannLibrary found;
@@ -263,12 +287,7 @@ Cann Cann::Load(const CannSearch& search) {
     const std::vector<Candidate> candidates = op ? OperatorCandidates(search, &tried) : Candidates(roles[i], search);
     handles[i] = Find(roles[i], candidates, &found, &tried);
     if (handles[i] == nullptr) {
-      std::vector<std::string> names(roles[i].names.begin(), roles[i].names.end());
-      std::string line = std::string(roles[i].role) + ": " +
-                         (op ? "aclnnSiluBackwardGetWorkspaceSize in " + Join(names, ", ") : Join(names, " or ")) +
-                         " not found in " + WhereSearched(search, op);
-      if (!tried.empty()) line += " [" + Join(tried, "; ") + "]";
-      missing.push_back(line);
+      missing.push_back(NotFound(roles[i], op, search, tried));
       continue;
     }
     cann.handles_.push_back(handles[i]);
@@ -289,6 +308,28 @@ Cann Cann::Load(const CannSearch& search) {
   require(1, "aclDestroyTensor", &api.aclDestroyTensor);
   require(2, "aclnnSiluBackwardGetWorkspaceSize", &api.aclnnSiluBackwardGetWorkspaceSize);
   require(2, "aclnnSiluBackward", &api.aclnnSiluBackward);
+  // SwiGluGrad's operator, optional: its own search in torch_npu's order
+  // (not made when CANN itself is missing: problem() says so already).
+  if (missing.empty()) {
+    std::vector<std::string> tried;
+    void* handle = Find(swiglu, OperatorCandidates(search, &tried), &cann.swiglu_library_, &tried);
+    if (handle == nullptr) {
+      cann.swiglu_problem_ = NotFound(swiglu, true, search, tried);
+    } else {
+      cann.handles_.push_back(handle);  // the SiluGrad library's again, most often: dlopen counts references
+      if (!Lookup(handle, "aclnnSwiGluGrad", &api.aclnnSwiGluGrad)) {
+        cann.swiglu_problem_ = std::string(swiglu.role) + ": " + cann.swiglu_library_.path + " has no aclnnSwiGluGrad";
+      } else {
+        Lookup(handle, swiglu.probe, &api.aclnnSwiGluGradGetWorkspaceSize);
+      }
+    }
+    if (!cann.swiglu_problem_.empty()) {
+      api.aclnnSwiGluGrad = nullptr;
+      cann.swiglu_problem_ += std::string("\n") + kSwiGluAdvice;
+      cann.notes_.push_back(cann.swiglu_problem_);
+    }
+  }
+  if (handles[0] != nullptr) Lookup(handles[0], "aclrtMemcpyAsync", &api.aclrtMemcpyAsync);
   if (handles[1] != nullptr && !Lookup(handles[1], "aclDestroyAclOpExecutor", &api.aclDestroyAclOpExecutor)) {
     cann.notes_.push_back("aclDestroyAclOpExecutor not found (it is documented since CANN 8.0): an executor "
                           "whose phase 2 cannot run (no workspace) is leaked, one per such call");

@@ -1,6 +1,7 @@
 // Finding CANN at run time. Nothing of CANN is linked: the ACL runtime
 // (libacl_rt, or libascendcl before CANN 9), the aclnn tensor API
-// (libnnopbase) and the library providing aclnnSiluBackward are opened with
+// (libnnopbase) and the libraries providing aclnnSiluBackward and
+// aclnnSwiGluGrad are opened with
 // dlopen when first needed, and each function is looked up by name, so one
 // build serves every CANN version and a machine without CANN imports and runs
 // everything else. Whatever is missing -- a library, a function -- becomes a
@@ -12,7 +13,11 @@
 // entry of $ASCEND_CUSTOM_OPP_PATH, then each vendor of load_priority in
 // $ASCEND_OPP_PATH/vendors/config.ini: <dir>/op_api/lib/libcust_opapi.so),
 // then the per-repository libraries libopapi_*.so of CANN's lib64 (libopapi_nn
-// from CANN 8.5), then libopapi.so.
+// from CANN 8.5), then libopapi.so. Each operator is looked for on its own,
+// as torch_npu looks up each symbol: a custom package with aclnnSiluBackward
+// alone leaves aclnnSwiGluGrad to CANN's own library. SwiGluGrad is
+// optional: a CANN without it (older than 8.0.RC1) still serves SiluGrad,
+// and a SwiGluGrad call says what is missing and what to install.
 #ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 #define JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 
@@ -30,6 +35,12 @@ struct CannApi {
   cann::aclDestroyTensorFn* aclDestroyTensor = nullptr;
   cann::aclnnSiluBackwardGetWorkspaceSizeFn* aclnnSiluBackwardGetWorkspaceSize = nullptr;
   cann::aclnnSiluBackwardFn* aclnnSiluBackward = nullptr;
+  // Optional: SwiGluGrad's operator (both set, or both null; Cann::swiglu_problem() says why).
+  cann::aclnnSwiGluGradGetWorkspaceSizeFn* aclnnSwiGluGradGetWorkspaceSize = nullptr;
+  cann::aclnnSwiGluGradFn* aclnnSwiGluGrad = nullptr;
+  // Optional: stream-ordered device copies, for SwiGluGrad's pair form
+  // (every ACL runtime has it; a SwiGluGrad pair call without it says so).
+  cann::aclrtMemcpyAsyncFn* aclrtMemcpyAsync = nullptr;
   cann::aclGetRecentErrMsgFn* aclGetRecentErrMsg = nullptr;
   // The runtime's preconditions: a current context, and its device.
   cann::aclrtGetCurrentContextFn* aclrtGetCurrentContext = nullptr;
@@ -102,6 +113,12 @@ class Cann {
   const std::vector<CannLibrary>& libraries() const { return libraries_; }
   // The library aclnnSiluBackward comes from, or null when none was found.
   const CannLibrary* operator_library() const;
+  // SwiGluGrad's operator: whether this CANN has it (ok() too), what is
+  // missing and what to install when not (also one of notes()), and the
+  // library it comes from (null when none has it).
+  bool swiglu_ok() const { return ok() && swiglu_problem_.empty(); }
+  const std::string& swiglu_problem() const { return swiglu_problem_; }
+  const CannLibrary* swiglu_library() const { return swiglu_library_.path.empty() ? nullptr : &swiglu_library_; }
   // Optional functions this CANN lacks, and what that changes.
   const std::vector<std::string>& notes() const { return notes_; }
   // "8.5.0" as CANN reports it, or "" when it does not (version_note() says why).
@@ -111,8 +128,9 @@ class Cann {
  private:
   Cann() = default;
   CannApi api_;
-  std::string problem_;
+  std::string problem_, swiglu_problem_;
   std::vector<CannLibrary> libraries_;
+  CannLibrary swiglu_library_;
   std::vector<std::string> notes_;
   std::string version_, version_note_;
   std::vector<void*> handles_;

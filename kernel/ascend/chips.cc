@@ -11,15 +11,20 @@ namespace {
 
 // NpuArch values and SoC names as CANN's platform configs (runtime
 // src/platform/platform_config/*.ini) give them; what each class accepts as
-// ops-nn's aclnn_silu_backward.cpp decides it.
+// ops-nn's aclnn_silu_backward.cpp decides it (broadcasts, bfloat16) and as
+// swi_glu_grad_def.cpp builds aclnnSwiGluGrad (its AddConfig per SoC and the
+// dtype lists of each).
+//                                                  SiluGrad:            SwiGluGrad:
+//   NpuArch  family                                broadcasts bfloat16  runs  bfloat16
 constexpr ChipClass kClasses[] = {
-    {1001, "an Atlas training series chip", false, false},  // Ascend910, Ascend910A/ProA/ProB/PremiumA
-    {2002, "an Ascend310P chip", false, false},
-    {2201, "an Atlas A2/A3 chip", false, true},  // Ascend910B1..B4, Ascend910_93xx
-    {3002, "an Ascend310B chip", false, false},
-    {3510, "an Ascend 950/350 chip", true, true},  // Ascend950*, Ascend350*; Ascend910_95xx in CANN 8.5
+    {1001, "an Atlas training series chip", false, false, false, false},  // Ascend910, Ascend910A/ProA/ProB/PremiumA
+    {2002, "an Ascend310P chip", false, false, true, false},              // ascend310p: float16, float32
+    {2201, "an Atlas A2/A3 chip", false, true, true, true},  // Ascend910B1..B4, Ascend910_93xx
+    {3002, "an Ascend310B chip", false, false, false, false},
+    {3510, "an Ascend 950/350 chip", true, true, true, true},  // Ascend950*, Ascend350*; Ascend910_95xx in CANN 8.5
 };
-constexpr ChipClass kUnknown = {0, "a chip of unknown class", false, true};
+// Nothing assumed: CANN decides.
+constexpr ChipClass kUnknown = {0, "a chip of unknown class", false, true, true, true};
 
 // SoC-name prefixes, the first that matches wins (so the longer 910 names
 // come before "Ascend910": "Ascend910B" alone is a training-series chip).
@@ -52,6 +57,16 @@ int64_t NpuArchOfSocName(const char* soc_name) {
 }
 
 std::string DtypesTaken(const ChipClass& chip) { return DtypeNames(chip.bfloat16); }
+
+std::string SwiGluDtypesTaken(const ChipClass& chip) { return DtypeNames(chip.swiglu_grad_bfloat16); }
+
+std::string ClassesWith(bool ChipClass::*column) {
+  std::string s;
+  for (const ChipClass& c : kClasses) {
+    if (c.*column) s += (s.empty() ? "" : ", ") + ("NpuArch " + std::to_string(c.npu_arch)) + " (" + c.family + ")";
+  }
+  return s;
+}
 
 std::string DtypesTaken() { return DtypeNames(); }
 

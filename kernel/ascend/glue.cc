@@ -27,6 +27,19 @@ struct View {
   int64_t storage_dims[kMaxRank] = {1};
 };
 
+// The storage of a view of `desc`, whose own shape is `rank` dims of
+// `numel` elements: those dims when it is dense, as XLA's buffers are, else
+// its flat extent.
+void SetStorage(const TensorDesc& desc, int64_t rank, const int64_t* dims, int64_t numel, View* v) {
+  const bool dense = desc.strides == nullptr && desc.offset == 0 && desc.storage_numel == numel;
+  if (dense && rank > 0) {
+    v->storage_rank = rank;
+    std::copy(dims, dims + rank, v->storage_dims);
+  } else if (!dense) {
+    v->storage_dims[0] = desc.storage_numel;
+  }
+}
+
 // Operand `i` of `checked` over its own storage, seen with grad_input's
 // shape (stride 0 where broadcast) or, when `own_shape`, with its own shape
 // (the operator broadcasts). The storage is the operand's own dims when it is
@@ -45,20 +58,31 @@ View ViewOf(const TensorDesc& desc, const CheckedOperands& checked, int i, bool 
     }
   }
   v.offset = checked.offsets[i];
-  const bool dense = desc.strides == nullptr && desc.offset == 0 && desc.storage_numel == checked.numel[i];
-  if (dense && own.rank > 0) {
-    v.storage_rank = own.rank;
-    std::copy(own.dims, own.dims + own.rank, v.storage_dims);
-  } else if (!dense) {
-    v.storage_dims[0] = desc.storage_numel;
+  SetStorage(desc, own.rank, own.dims, checked.numel[i], &v);
+  return v;
+}
+
+// A dense row-major operand (SwiGluGrad's, checked) over its own shape.
+View DenseView(const TensorDesc& desc) {
+  View v;
+  int64_t numel = 1;
+  if (desc.rank > 0) {
+    v.rank = desc.rank;
+    std::copy(desc.dims, desc.dims + desc.rank, v.dims);
+    for (int64_t j = desc.rank - 1; j >= 0; --j) {
+      v.strides[j] = numel;
+      numel *= desc.dims[j];
+    }
   }
+  v.offset = desc.offset;
+  SetStorage(desc, desc.rank, desc.dims, numel, &v);
   return v;
 }
 
 // "grad_output float32[4] as [3,4] strides [0,1]"
-std::string ViewString(int i, const TensorDesc& desc, const View& v) {
-  return std::string(kOperandNames[i]) + " " + ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank) +
-         " as " + DimsString(v.dims, v.rank) + " strides " + DimsString(v.strides, v.rank) +
+std::string ViewString(const char* name, const TensorDesc& desc, const View& v) {
+  return std::string(name) + " " + ShapeString(DtypeName(desc.dtype), desc.dims, desc.rank) + " as " +
+         DimsString(v.dims, v.rank) + " strides " + DimsString(v.strides, v.rank) +
          (v.offset != 0 ? " offset " + std::to_string(v.offset) : "");
 }
 
@@ -118,13 +142,160 @@ Outcome Fail(Failure failure, cann::aclnnStatus status, std::string message) {
   return Outcome{failure, status, "jax_ascend_silu: " + std::move(message)};
 }
 
+// Why CANN's phase 1 refused bfloat16 on this chip, when that is why: "; bfloat16
+// is not supported on Ascend910A, an Atlas training series chip (from its
+// NpuArch 1001 of device 0): it takes float32, float16; ...". `takes`: the
+// operator's bfloat16 column for the chip; `dtypes`, `elsewhere`: what it
+// takes there, and the classes with bfloat16.
+std::string Bfloat16Note(cann::aclnnStatus status, DataType dtype, const CurrentChip& chip, bool takes,
+                         const std::string& dtypes, const std::string& elsewhere) {
+  if (status != kErrParamInvalid || dtype != DataType::kBFloat16 || takes) return "";
+  return "; bfloat16 is not supported on " + std::string(chip.soc_name != nullptr ? chip.soc_name : "this chip") +
+         ", " + chip.chip->family + " (from its " + chip.source + "): it takes " + dtypes +
+         "; compute in one of those there, or use a chip with bfloat16 (" + elsewhere + ")";
+}
+
+// Phase 1 (`phase1(&bytes, &executor)`, CANN's `aclnn`GetWorkspaceSize on the
+// created tensors), the workspace it asks for, phase 2 (`phase2`, of the one
+// type every aclnn phase 2 has, aclnnSiluBackward's as aclnnSwiGluGrad's) on `stream`:
+// the two phases of every operator, as CANN's contract has them. `note(status)`
+// explains a phase-1 refusal; `operands()` describes the tensors, for
+// messages only (a call that succeeds builds no string).
+template <class Phase1, class Note, class Operands>
+Outcome RunPhases(const CannApi& api, const std::string& aclnn, Phase1 phase1, cann::aclnnSiluBackwardFn* phase2,
+                  cann::aclrtStream stream, const WorkspaceSource& workspace, Note note, Operands operands) {
+  uint64_t workspace_bytes = 0;
+  ExecutorHandle executor(api);
+  cann::aclnnStatus status = phase1(&workspace_bytes, executor.out());
+  if (status != 0) {  // phase 1 keeps no executor when it fails
+    executor.Release();
+    return Fail(Failure::kPhase1, status,
+                aclnn + "GetWorkspaceSize failed with " + StatusLabel(status) + " (" + std::to_string(status) +
+                    "): " + RecentMessage(api) + note(status) + "; " + operands());
+  }
+  // Only a non-zero size is allocated, and a failed allocation stops here:
+  // phase 2 never sees a null workspace with a non-zero size.
+  void* workspace_ptr = nullptr;
+  if (workspace_bytes > 0) {
+    workspace_ptr =
+        workspace.allocate != nullptr ? workspace.allocate(workspace.context, workspace_bytes) : nullptr;
+    if (workspace_ptr == nullptr) {
+      return Fail(Failure::kWorkspace, 0,
+                  "could not allocate the " + std::to_string(workspace_bytes) + " bytes of device workspace " +
+                      aclnn + "GetWorkspaceSize asked for" + executor.ReleaseNote() + "; " + operands());
+    }
+  }
+  status = phase2(workspace_ptr, workspace_bytes, executor.Release(), stream);
+  if (status != 0) {
+    return Fail(Failure::kPhase2, status,
+                aclnn + " failed with " + StatusLabel(status) + " (" + std::to_string(status) + "): " +
+                    RecentMessage(api) + "; " + operands());
+  }
+  return Outcome{};
+}
+
+// Creates `n` tensors, `views[i]` of `ops[i]`; on failure the Outcome names
+// operand `names[i]` and `operands()`; the handles destroy what was made.
+template <size_t n, class Operands>
+Outcome CreateTensors(const CannApi& api, const TensorDesc* const ops[n], const View views[n],
+                      const char* const names[n], TensorHandle (&tensors)[n], Operands operands) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!tensors[i].Create(*ops[i], views[i])) {
+      return Fail(Failure::kCreateTensor, 0,
+                  std::string("aclCreateTensor returned null for ") + names[i] + ": " + RecentMessage(api) + "; " +
+                      operands());
+    }
+  }
+  return Outcome{};
+}
+
+// What every operator needs before its first call: CANN (`have`, else
+// `problem`), then a current context, whose chip fills *chip.
+Outcome Prepare(const Cann& cann, bool have, const std::string& problem, const char* op, const char* aclnn,
+                CurrentChip* chip) {
+  if (!have) {
+    return Fail(Failure::kNoCann, 0,
+                std::string(op) + " on Ascend needs CANN, which was not found or is incomplete:\n" + problem);
+  }
+  return CheckContext(cann.api(), chip, op, aclnn);
+}
+
+constexpr const char* kSwiGluNames[3] = {"yGrad", "x", "out"};
+
+// aclnnSwiGluGrad on three checked dense operands (packed, or the pair
+// form's staging), on a chip that has it.
+Outcome RunSwiGluGrad(const CannApi& api, const CurrentChip& chip, cann::aclrtStream stream,
+                      const WorkspaceSource& workspace, const TensorDesc* const ops[3], int64_t dim,
+                      const char* const names[3]) {
+  View views[3];
+  for (int i = 0; i < 3; ++i) views[i] = DenseView(*ops[i]);
+  const auto operands = [&] {
+    std::string text;
+    for (int i = 0; i < 3; ++i) text += (i ? "; " : "") + ViewString(names[i], *ops[i], views[i]);
+    return text + "; dim " + std::to_string(dim);
+  };
+  TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
+  if (Outcome o = CreateTensors<3>(api, ops, views, names, tensors, operands); !o.ok()) return o;
+  const auto phase1 = [&](uint64_t* bytes, cann::aclOpExecutor** executor) {
+    return api.aclnnSwiGluGradGetWorkspaceSize(tensors[0].get(), tensors[1].get(), dim, tensors[2].get(), bytes,
+                                               executor);
+  };
+  const auto note = [&](cann::aclnnStatus status) {
+    return Bfloat16Note(status, ops[1]->dtype, chip, chip.chip->swiglu_grad_bfloat16, SwiGluDtypesTaken(*chip.chip),
+                        ClassesWith(&ChipClass::swiglu_grad_bfloat16));
+  };
+  return RunPhases(api, "aclnnSwiGluGrad", phase1, api.aclnnSwiGluGrad, stream, workspace, note, operands);
+}
+
+// SwiGluGrad's preconditions past the operand checks: CANN with the
+// operator, a current context, a chip class with its kernel.
+Outcome PrepareSwiGlu(const Cann& cann, CurrentChip* chip) {
+  if (Outcome o = Prepare(cann, cann.swiglu_ok(), cann.ok() ? cann.swiglu_problem() : cann.problem(), "SwiGluGrad",
+                          "aclnnSwiGluGrad", chip);
+      !o.ok()) {
+    return o;
+  }
+  if (!chip->chip->swiglu_grad) {
+    return Fail(Failure::kChip, 0,
+                "SwiGluGrad on Ascend: CANN has no aclnnSwiGluGrad kernel for " +
+                    std::string(chip->soc_name != nullptr ? chip->soc_name : "this chip") + ", " +
+                    chip->chip->family + " (from its " + chip->source + "); ops-nn builds it for " +
+                    ClassesWith(&ChipClass::swiglu_grad) +
+                    ": run SwiGluGrad on one of those, or on the CPU (jax.device_put its operands there)");
+  }
+  return Outcome{};
+}
+
+// The operand checks' refusal as an Outcome: "SwiGluGrad on Ascend refused
+// its operands with ... before any CANN call: <why>; got yGrad ..., x ...".
+Outcome Refused(Status s, const std::string& why, const TensorDesc* const ops[], const char* const names[], int n) {
+  std::string operands;
+  for (int i = 0; i < n; ++i) operands += (i ? ", " : "") + OperandString(names[i], ops[i]);
+  return Fail(Failure::kOperands, s,
+              "SwiGluGrad on Ascend refused its operands with " + StatusLabel(s) + " (" + std::to_string(s) +
+                  ") before any CANN call: " + why + "; got " + operands);
+}
+
+// One stream-ordered device-to-device copy of the pair form.
+Outcome Copy(const CannApi& api, void* dst, const void* src, uint64_t bytes, cann::aclrtStream stream,
+             const char* what) {
+  const cann::aclError e = api.aclrtMemcpyAsync(dst, bytes, src, bytes, cann::ACL_MEMCPY_DEVICE_TO_DEVICE, stream);
+  if (e == 0) return Outcome{};
+  return Fail(Failure::kCopy, e,
+              "SwiGluGrad on Ascend (pair form): aclrtMemcpyAsync of " + std::string(what) + " (" +
+                  std::to_string(bytes) + " bytes, device to device) failed with aclError " + std::to_string(e) +
+                  ": " + RecentMessage(api));
+}
+
 }  // namespace
 
-Outcome CheckContext(const CannApi& api, CurrentChip* chip) {
-  static constexpr const char* kRequirement =
-      "SiluGrad on Ascend needs a current ACL context on the thread that runs the XLA handler: an Ascend PJRT "
+Outcome CheckContext(const CannApi& api, CurrentChip* chip, const char* op, const char* aclnn) {
+  const std::string requirement =
+      std::string(op) +
+      " on Ascend needs a current ACL context on the thread that runs the XLA handler: an Ascend PJRT "
       "plugin must make the device's context current (aclrtSetCurrentContext, or aclrtSetDevice) on that thread "
-      "before calling FFI handlers, since CANN's aclnnSiluBackward reads the current device's chip from it";
+      "before calling FFI handlers, since CANN's " +
+      aclnn + " reads the current device's chip from it";
   cann::aclrtContext context = nullptr;
   cann::aclError e = api.aclrtGetCurrentContext(&context);
   if (e != 0 || context == nullptr) {
@@ -133,14 +304,13 @@ Outcome CheckContext(const CannApi& api, CurrentChip* chip) {
                                : e == 0                          ? "success, but a null context"
                                                                  : RecentMessage(api);
     return Fail(Failure::kNoContext, e,
-                std::string(kRequirement) + "; aclrtGetCurrentContext returned " + std::to_string(e) + " (" +
-                    detail + ")");
+                requirement + "; aclrtGetCurrentContext returned " + std::to_string(e) + " (" + detail + ")");
   }
   int32_t device = -1;
   e = api.aclrtGetDevice(&device);
   if (e != 0) {
     return Fail(Failure::kNoContext, e,
-                std::string(kRequirement) + "; aclrtGetDevice returned " + std::to_string(e) +
+                requirement + "; aclrtGetDevice returned " + std::to_string(e) +
                     " although a context is current: " + RecentMessage(api));
   }
   chip->device = device;
@@ -181,68 +351,98 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
                     ") before any CANN call: " + RefusalText(checked, ops) + "; got " + operands);
   }
   if (checked.numel[2] == 0) return Outcome{};  // empty: nothing to launch
-  if (!cann.ok()) {
-    return Fail(Failure::kNoCann, 0, "SiluGrad on Ascend needs CANN, which was not found or is incomplete:\n" +
-                                         cann.problem());
+  CurrentChip chip;
+  if (Outcome o = Prepare(cann, cann.ok(), cann.problem(), "SiluGrad", "aclnnSiluBackward", &chip); !o.ok()) {
+    return o;
   }
   const CannApi& api = cann.api();
-  CurrentChip chip;
-  if (Outcome o = CheckContext(api, &chip); !o.ok()) return o;
 
   View views[3];
   for (int i = 0; i < 3; ++i) views[i] = ViewOf(*ops[i], checked, i, chip.chip->broadcasts);
-  // The views as CANN got them, for error messages only: a call that succeeds builds no string.
   const auto operands = [&] {
     std::string text;
-    for (int i = 0; i < 3; ++i) text += (i ? "; " : "") + ViewString(i, *ops[i], views[i]);
+    for (int i = 0; i < 3; ++i) text += (i ? "; " : "") + ViewString(kOperandNames[i], *ops[i], views[i]);
     return text;
   };
-
   TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
-  for (int i = 0; i < 3; ++i) {
-    if (!tensors[i].Create(*ops[i], views[i])) {
-      return Fail(Failure::kCreateTensor, 0,
-                  std::string("aclCreateTensor returned null for ") + kOperandNames[i] + ": " +
-                      RecentMessage(api) + "; " + operands());
-    }
-  }
+  if (Outcome o = CreateTensors<3>(api, ops, views, kOperandNames, tensors, operands); !o.ok()) return o;
+  const auto phase1 = [&](uint64_t* bytes, cann::aclOpExecutor** executor) {
+    return api.aclnnSiluBackwardGetWorkspaceSize(tensors[0].get(), tensors[1].get(), tensors[2].get(), bytes,
+                                                 executor);
+  };
+  const auto note = [&](cann::aclnnStatus status) {
+    return Bfloat16Note(status, checked.dtype, chip, chip.chip->bfloat16, DtypesTaken(*chip.chip),
+                        "NpuArch 2201 or 3510");
+  };
+  return RunPhases(api, "aclnnSiluBackward", phase1, api.aclnnSiluBackward, stream, workspace, note, operands);
+}
 
-  uint64_t workspace_bytes = 0;
-  ExecutorHandle executor(api);
-  cann::aclnnStatus status = api.aclnnSiluBackwardGetWorkspaceSize(tensors[0].get(), tensors[1].get(),
-                                                                   tensors[2].get(), &workspace_bytes, executor.out());
-  if (status != 0) {  // phase 1 keeps no executor when it fails
-    executor.Release();
-    std::string why;
-    if (status == kErrParamInvalid && checked.dtype == DataType::kBFloat16 && !chip.chip->bfloat16) {
-      why = "; bfloat16 is not supported on " + std::string(chip.soc_name != nullptr ? chip.soc_name : "this chip") +
-            ", " + chip.chip->family + " (from its " + chip.source + "): it takes " + DtypesTaken(*chip.chip) +
-            "; compute in one of those there, or use a chip with bfloat16 (NpuArch 2201 or 3510)";
-    }
-    return Fail(Failure::kPhase1, status,
-                "aclnnSiluBackwardGetWorkspaceSize failed with " + StatusLabel(status) + " (" +
-                    std::to_string(status) + "): " + RecentMessage(api) + why + "; " + operands());
+Outcome SwiGluGradPacked(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
+                         const TensorDesc& y_grad, const TensorDesc& x, int64_t dim, const TensorDesc& out) {
+  const TensorDesc* const ops[3] = {&y_grad, &x, &out};
+  SwiGluLayout layout;
+  std::string why;
+  if (Status s = CheckSwiGluPacked(&y_grad, &x, dim, &out, &layout, &why); s != kSuccess) {
+    return Refused(s, why, ops, kSwiGluNames, 3);
   }
-  // Only a non-zero size is allocated, and a failed allocation stops here:
-  // aclnnSiluBackward never sees a null workspace with a non-zero size.
-  void* workspace_ptr = nullptr;
-  if (workspace_bytes > 0) {
-    workspace_ptr =
-        workspace.allocate != nullptr ? workspace.allocate(workspace.context, workspace_bytes) : nullptr;
-    if (workspace_ptr == nullptr) {
-      return Fail(Failure::kWorkspace, 0,
-                  "could not allocate the " + std::to_string(workspace_bytes) +
-                      " bytes of device workspace aclnnSiluBackwardGetWorkspaceSize asked for" + executor.ReleaseNote() +
-                      "; " + operands());
-    }
+  CurrentChip chip;
+  if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;
+  return RunSwiGluGrad(cann.api(), chip, stream, workspace, ops, dim, kSwiGluNames);
+}
+
+Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
+                       const TensorDesc& y_grad, const TensorDesc& a, const TensorDesc& b, const TensorDesc& grad_a,
+                       const TensorDesc& grad_b) {
+  static constexpr const char* kPairNames[5] = {"yGrad", "a", "b", "gradA", "gradB"};
+  const TensorDesc* const ops[5] = {&y_grad, &a, &b, &grad_a, &grad_b};
+  SwiGluLayout layout;
+  std::string why;
+  if (Status s = CheckSwiGluPair(&y_grad, &a, &b, &grad_a, &grad_b, &layout, &why); s != kSuccess) {
+    return Refused(s, why, ops, kPairNames, 5);
   }
-  status = api.aclnnSiluBackward(workspace_ptr, workspace_bytes, executor.Release(), stream);
-  if (status != 0) {
-    return Fail(Failure::kPhase2, status,
-                "aclnnSiluBackward failed with " + StatusLabel(status) + " (" + std::to_string(status) +
-                    "): " + RecentMessage(api) + "; " + operands());
+  CurrentChip chip;
+  if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;
+  const CannApi& api = cann.api();
+  if (api.aclrtMemcpyAsync == nullptr) {
+    return Fail(Failure::kNoCann, 0,
+                "SwiGluGrad on Ascend (pair form) needs aclrtMemcpyAsync, which this ACL runtime lacks: pass "
+                "x = [a | b] (the packed form, which CANN takes as it is) instead");
   }
-  return Outcome{};
+  // The staging block: x = [a | b], then out = [dA | dB].
+  const int64_t n = layout.numel();
+  const uint64_t half = static_cast<uint64_t>(n) * static_cast<uint64_t>(FindDtype(layout.dtype)->bytes);
+  const uint64_t staging_bytes = PairStagingBytes(half);
+  char* staging = static_cast<char*>(
+      workspace.allocate != nullptr ? workspace.allocate(workspace.context, staging_bytes) : nullptr);
+  if (staging == nullptr) {
+    return Fail(Failure::kWorkspace, 0,
+                "could not allocate the " + std::to_string(staging_bytes) +
+                    " bytes of device memory SwiGluGrad's pair form stages x = [a | b] and out = [dA | dB] in "
+                    "(CANN has no two-operand form); the packed form needs none");
+  }
+  char* out_data = staging + PairOutOffset(half);
+  if (Outcome o = Copy(api, staging, layout.a, half, stream, "a into x = [a | b]"); !o.ok()) return o;
+  if (Outcome o = Copy(api, staging + half, layout.b, half, stream, "b into x = [a | b]"); !o.ok()) return o;
+
+  // yGrad flat, x and out of rank 1 with twice its elements: the halves along dim 0.
+  const int64_t flat[1] = {n}, doubled[1] = {2 * n};
+  TensorDesc g1 = y_grad, x1, out1;
+  g1.rank = 1;
+  g1.dims = flat;
+  g1.strides = nullptr;
+  for (TensorDesc* d : {&x1, &out1}) {
+    d->dtype = layout.dtype;
+    d->rank = 1;
+    d->dims = doubled;
+    d->storage_numel = 2 * n;
+  }
+  x1.data = staging;
+  out1.data = out_data;
+  static constexpr const char* kStagedNames[3] = {"yGrad", "x (a and b staged)", "out (staged)"};
+  const TensorDesc* const staged[3] = {&g1, &x1, &out1};
+  if (Outcome o = RunSwiGluGrad(api, chip, stream, workspace, staged, 0, kStagedNames); !o.ok()) return o;
+  if (Outcome o = Copy(api, layout.grad_a, out_data, half, stream, "dA into grad_a"); !o.ok()) return o;
+  return Copy(api, layout.grad_b, out_data + half, half, stream, "dB into grad_b");
 }
 
 }  // namespace jas::ascend

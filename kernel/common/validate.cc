@@ -109,8 +109,10 @@ Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, cons
   return kSuccess;
 }
 
-std::string OperandString(int i, const TensorDesc* desc) {
-  const std::string name = kOperandNames[i];
+std::string OperandString(int i, const TensorDesc* desc) { return OperandString(kOperandNames[i], desc); }
+
+std::string OperandString(const char* operand, const TensorDesc* desc) {
+  const std::string name = operand;
   if (desc == nullptr) return name + " (no descriptor)";
   const bool readable = desc->rank >= 0 && (desc->rank == 0 || desc->dims != nullptr);
   if (readable) return name + " " + ShapeString(DtypeName(desc->dtype), desc->dims, desc->rank);

@@ -55,6 +55,8 @@ Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, cons
 
 // "self float32[5]" (operand 1), safe on any descriptor CheckOperands refused.
 std::string OperandString(int i, const TensorDesc* desc);
+// The same for an operand named `name` (SwiGluGrad's "yGrad", ...).
+std::string OperandString(const char* name, const TensorDesc* desc);
 
 // What a refusal means for these operands (as passed to CheckOperands) and
 // what to do about it: "self has 9 dimensions, more than the 8 SiluGrad

@@ -1,27 +1,16 @@
-// SwiGluGrad on the CPU: phase 1 checks the operands (common/swiglu_validate.cc)
-// and keeps their layout; phase 2 walks the rows in chunks (RunInChunks) with
+// SwiGluGrad on the CPU: phase 1 checks the operands and keeps their layout
+// (common/swiglu_plan.h); phase 2 walks the rows in chunks (RunInChunks) with
 // the ISA's block function.
 #include <algorithm>
 #include <memory>
-#include <new>
 
+#include "common/swiglu_plan.h"
 #include "cpu/executor.h"
 #include "cpu/isa.h"
 #include "cpu/swiglu_grad_cpu.h"
 
 namespace jas {
 namespace {
-
-Status Begin(uint64_t* workspace_size, SwiGluGradExecutor** executor) {
-  if (executor != nullptr) *executor = nullptr;
-  if (workspace_size != nullptr) *workspace_size = 0;
-  return workspace_size == nullptr || executor == nullptr ? kErrParamNullptr : kSuccess;
-}
-
-Status Finish(const SwiGluLayout& layout, SwiGluGradExecutor** executor) {
-  *executor = new (std::nothrow) SwiGluGradExecutor{layout};
-  return *executor == nullptr ? kErrInnerCreateExecutor : kSuccess;
-}
 
 struct Walk {
   const SwiGluLayout* layout;
@@ -51,19 +40,13 @@ void RunRows(const void* context, int64_t begin, int64_t end) {
 
 Status SwiGluGradGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim, const TensorDesc* out,
                                   uint64_t* workspace_size, SwiGluGradExecutor** executor) {
-  if (Status s = Begin(workspace_size, executor); s != kSuccess) return s;
-  SwiGluLayout layout;
-  if (Status s = CheckSwiGluPacked(y_grad, x, dim, out, &layout, nullptr); s != kSuccess) return s;
-  return Finish(layout, executor);
+  return PlanSwiGluPacked(y_grad, x, dim, out, workspace_size, executor);
 }
 
 Status SwiGluGradPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
                                       const TensorDesc* grad_a, const TensorDesc* grad_b, uint64_t* workspace_size,
                                       SwiGluGradExecutor** executor) {
-  if (Status s = Begin(workspace_size, executor); s != kSuccess) return s;
-  SwiGluLayout layout;
-  if (Status s = CheckSwiGluPair(y_grad, a, b, grad_a, grad_b, &layout, nullptr); s != kSuccess) return s;
-  return Finish(layout, executor);
+  return PlanSwiGluPair(y_grad, a, b, grad_a, grad_b, workspace_size, executor);
 }
 
 Status SwiGluGradRun(void*, uint64_t, SwiGluGradExecutor* executor, const Parallel* parallel) {

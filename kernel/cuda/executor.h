@@ -1,4 +1,4 @@
-// The plan SiluGradCudaGetWorkspaceSize builds on the host and SiluGradCudaRun
+// The plans the CUDA backend's phase 1 builds on the host and its phase 2
 // launches. Internal to kernel/.
 #ifndef JAX_ASCEND_SILU_KERNEL_CUDA_EXECUTOR_H_
 #define JAX_ASCEND_SILU_KERNEL_CUDA_EXECUTOR_H_
@@ -7,6 +7,7 @@
 
 #include "common/broadcast.h"
 #include "cuda/silu_grad_cuda.h"
+#include "cuda/swiglu_grad_cuda.h"
 
 struct jas::SiluGradCudaExecutor {
   DataType dtype = DataType::kFloat32;
@@ -20,6 +21,11 @@ struct jas::SiluGradCudaExecutor {
   const void* grad_output = nullptr;
   const void* self = nullptr;
   void* grad_input = nullptr;
+};
+
+// SwiGluGrad's plan is its checked layout (device pointers, offsets applied).
+struct jas::SwiGluGradCudaExecutor {
+  SwiGluLayout layout;
 };
 
 #endif  // JAX_ASCEND_SILU_KERNEL_CUDA_EXECUTOR_H_

@@ -9,6 +9,7 @@
 
 #include "common/host_device.h"
 #include "cuda/executor.h"
+#include "swiglu_grad.h"
 
 namespace jas::cuda {
 
@@ -38,6 +39,16 @@ inline int64_t GridBlocks(int64_t work, int64_t per_thread, DeviceShape d) {
   const int64_t needed = (work + per_block - 1) / per_block;
   const int64_t cap = d.sms > 0 && d.blocks_per_sm > 0 ? d.sms * d.blocks_per_sm : kMaxBlocks;
   return needed < 1 ? 1 : needed < cap ? needed : cap;
+}
+
+// fn(i) for thread t's share of [0, n): one index per pass of the grid.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <class Fn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void GridStride(const Thread& t, int64_t n, Fn&& fn) {
+  const int64_t step = t.blocks * t.dim_x;
+  for (int64_t i = t.block * t.dim_x + t.x; i < n; i += step) fn(i);
 }
 
 // ---- contiguous operands: one flat grid-stride loop --------------------
@@ -227,12 +238,65 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE int64_t ItemOffsets(const BroadcastLayout& l, 
 #endif
 template <bool kWide, class ItemFn>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE void BroadcastWalk(const Thread& t, const BroadcastLayout& l, ItemFn&& item) {
-  const int64_t step = t.blocks * t.dim_x;
-  for (int64_t i = t.block * t.dim_x + t.x; i < l.items; i += step) {
+  GridStride(t, l.items, [&](int64_t i) {
     int64_t o[3];
     const int64_t count = ItemOffsets<kWide>(l, i, o);
     item(o, count);
-  }
+  });
+}
+
+// ---- SwiGluGrad: rows of A and B ----------------------------------------
+
+// SwiGluGrad's elements as its kernel walks them: element i of yGrad (dense,
+// numel = outer * inner) is column c = i % inner of row r = i / inner, which
+// lies at r * row + c in A, B, dA and dB (swiglu_grad.h's SwiGluLayout).
+struct SwiGluRows {
+  int64_t numel = 0;
+  int64_t inner = 1;
+  int64_t row = 1;
+  FastDivmod inner_div;  // i / inner, where numel < kFastIndexLimit
+};
+
+// How an element's row is found: kDense, A's elements are yGrad's (one row,
+// or rows back to back: the pair form); kFast, FastDivmod (32 bits); kWide,
+// 64-bit division (2^31 elements and more).
+enum class SwiGluIndex { kDense, kFast, kWide };
+
+inline SwiGluRows MakeSwiGluRows(const SwiGluLayout& l) {
+  SwiGluRows r;
+  r.numel = l.numel();
+  r.inner = l.inner;
+  r.row = l.row;
+  if (r.numel < kFastIndexLimit) r.inner_div = FastDivmod::Make(static_cast<uint32_t>(l.inner));
+  return r;
+}
+
+inline SwiGluIndex SwiGluIndexOf(const SwiGluRows& r) {
+  if (r.row == r.inner || r.numel == r.inner) return SwiGluIndex::kDense;
+  return r.numel < kFastIndexLimit ? SwiGluIndex::kFast : SwiGluIndex::kWide;
+}
+
+// Blocks of kThreads for the SwiGluGrad walk: one element per thread and pass.
+inline int64_t SwiGluLaunch(const SwiGluRows& r, DeviceShape d) { return GridBlocks(r.numel, 1, d); }
+
+// Thread t's share of the elements, one per pass (a warp's 32 consecutive
+// elements: coalesced accesses): element(i, at), i yGrad's offset and `at`
+// A's, B's, dA's and dB's.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <SwiGluIndex kIndex, class ElementFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void SwiGluWalk(const Thread& t, const SwiGluRows& r, ElementFn&& element) {
+  GridStride(t, r.numel, [&](int64_t i) {
+    int64_t at = i;
+    if constexpr (kIndex == SwiGluIndex::kFast) {
+      const uint32_t row = r.inner_div.Div(static_cast<uint32_t>(i));
+      at = i + int64_t{row} * (r.row - r.inner);
+    } else if constexpr (kIndex == SwiGluIndex::kWide) {
+      at = i + i / r.inner * (r.row - r.inner);
+    }
+    element(i, at);
+  });
 }
 
 }  // namespace jas::cuda

@@ -3,9 +3,11 @@
 #include <new>
 
 #include "common/broadcast.h"
+#include "common/swiglu_plan.h"
 #include "common/validate.h"
 #include "cuda/executor.h"
 #include "cuda/silu_grad_cuda.h"
+#include "cuda/swiglu_grad_cuda.h"
 
 namespace jas {
 
@@ -39,6 +41,26 @@ Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorD
 }
 
 Status SiluGradCudaDestroyExecutor(SiluGradCudaExecutor* executor) {
+  if (executor == nullptr) return kErrParamNullptr;
+  delete executor;
+  return kSuccess;
+}
+
+// SwiGluGrad's checks are the CPU's (common/swiglu_plan.h), so both backends
+// accept and refuse exactly the same calls with the same codes.
+Status SwiGluGradCudaGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim,
+                                      const TensorDesc* out, uint64_t* workspace_size,
+                                      SwiGluGradCudaExecutor** executor) {
+  return PlanSwiGluPacked(y_grad, x, dim, out, workspace_size, executor);
+}
+
+Status SwiGluGradCudaPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
+                                          const TensorDesc* grad_a, const TensorDesc* grad_b,
+                                          uint64_t* workspace_size, SwiGluGradCudaExecutor** executor) {
+  return PlanSwiGluPair(y_grad, a, b, grad_a, grad_b, workspace_size, executor);
+}
+
+Status SwiGluGradCudaDestroyExecutor(SwiGluGradCudaExecutor* executor) {
   if (executor == nullptr) return kErrParamNullptr;
   delete executor;
   return kSuccess;

@@ -14,17 +14,15 @@
 // Operands that may overlap (an output written in place over an input) get
 // plain loads and stores; others read through the non-coherent cache and
 // write with streaming stores. Indexing is 64-bit.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 
 #include "common/silu_grad_math.h"
+#include "cuda/device.cuh"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
 #include "cuda/silu_grad_cuda.h"
@@ -34,79 +32,6 @@ namespace jas {
 namespace {
 
 using namespace cuda;  // the walks and launch shapes
-
-// Each dtype's conversions between 32-bit words of storage and float32.
-template <DataType T>
-struct Dev;
-template <>
-struct Dev<DataType::kFloat32> {
-  using S = float;
-  static constexpr int kPerWord = 1;
-  __device__ static void Unpack(uint32_t w, float* f) { f[0] = __uint_as_float(w); }
-  __device__ static uint32_t Pack(const float* f) { return __float_as_uint(f[0]); }
-  __device__ static float Load1(S v) { return v; }
-  __device__ static S Store1(float f) { return f; }  // NaN results are canonical already
-  __device__ static bool AnyNan(const uint32_t*, int) { return false; }
-  __device__ static uint32_t CanonicalNans(uint32_t w) { return w; }
-};
-// float16 and bfloat16: two values a word. The device's conversions round to
-// nearest even as the CPU's do, but give every NaN the bits 0x7FFF, where
-// the CPU kernel's canonical NaN (common/silu_grad_fast.h's CanonicalNan,
-// 0x7FC00000, rounded as common/half.h rounds it) has kNan.
-template <class H2, uint16_t kNanBits, uint16_t kInfBits>
-struct DevHalf {
-  using S = uint16_t;
-  static constexpr int kPerWord = 2;
-  static constexpr uint16_t kNan = kNanBits;
-  static constexpr uint16_t kInf = kInfBits;
-  // Whether any of `words` words has a NaN half (a sum propagates NaNs; its
-  // overflows give a NaN only where two infinities meet: a false alarm, which
-  // CanonicalNans then leaves alone).
-  __device__ static bool AnyNan(const uint32_t* w, int words) {
-    H2 s = Bits2(w[0]);
-#pragma unroll
-    for (int k = 1; k < words; ++k) s = __hadd2(s, Bits2(w[k]));
-    const uint32_t b = Word(s);
-    return (b & 0x7fffu) > kInf || ((b >> 16) & 0x7fffu) > kInf;
-  }
-  __device__ static uint32_t CanonicalNans(uint32_t w) {
-    const uint32_t lo = (w & 0x7fffu) > kInf ? kNan : w & 0xffffu;
-    const uint32_t hi = ((w >> 16) & 0x7fffu) > kInf ? kNan : w >> 16;
-    return lo | hi << 16;
-  }
-  __device__ static H2 Bits2(uint32_t w) {
-    H2 h;
-    static_assert(sizeof h == sizeof w);
-    memcpy(&h, &w, sizeof w);
-    return h;
-  }
-  __device__ static uint32_t Word(H2 h) {
-    uint32_t w;
-    memcpy(&w, &h, sizeof w);
-    return w;
-  }
-};
-template <>
-struct Dev<DataType::kFloat16> : DevHalf<__half2, 0x7e00, 0x7c00> {
-  __device__ static void Unpack(uint32_t w, float* f) {
-    const float2 v = __half22float2(Bits2(w));
-    f[0] = v.x;
-    f[1] = v.y;
-  }
-  __device__ static uint32_t Pack(const float* f) { return Word(__floats2half2_rn(f[0], f[1])); }
-  __device__ static float Load1(S v) { return __half2float(__ushort_as_half(v)); }
-  __device__ static S Store1(float f) { return f != f ? kNan : __half_as_ushort(__float2half_rn(f)); }
-};
-template <>
-struct Dev<DataType::kBFloat16> : DevHalf<__nv_bfloat162, 0x7fc0, 0x7f80> {
-  __device__ static void Unpack(uint32_t w, float* f) {
-    f[0] = __uint_as_float(w << 16);
-    f[1] = __uint_as_float(w & 0xffff0000u);
-  }
-  __device__ static uint32_t Pack(const float* f) { return Word(__floats2bfloat162_rn(f[0], f[1])); }
-  __device__ static float Load1(S v) { return __uint_as_float(uint32_t{v} << 16); }
-  __device__ static S Store1(float f) { return f != f ? kNan : __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
-};
 
 // grad_output * s'(x) for N elements of one thread, as the CPU kernel's full
 // mode computes each (kernel/cpu/block.h).
@@ -182,7 +107,6 @@ __device__ JAS_ALWAYS_INLINE typename Dev<T>::S Element(typename Dev<T>::S g, ty
   return Dev<T>::Store1(r);
 }
 
-__device__ Thread ThisThread() { return {blockIdx.x, gridDim.x, threadIdx.x, blockDim.x}; }
 
 // Operands may alias when kAlias (an output written in place over an input):
 // every element is read before its own slot is written, and by the same thread.
@@ -275,34 +199,6 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// Per kernel: the blocks of kThreads one multiprocessor holds at once, asked
-// once (the kernels' code is the same on every device of a process).
-template <auto Kernel>
-struct KernelInfo {
-  static inline std::atomic<int> blocks_per_sm{0};
-  static int BlocksPerSm() {  // 0 if it cannot be had
-    int b = blocks_per_sm.load(std::memory_order_relaxed);
-    if (b > 0) return b;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kThreads, 0) != cudaSuccess) return 0;
-    blocks_per_sm.store(b, std::memory_order_relaxed);
-    return b;
-  }
-  // Makes the runtime load the kernel into the current device's context.
-  static cudaError_t Load() {
-    cudaFuncAttributes attributes;
-    if (const cudaError_t e = cudaFuncGetAttributes(&attributes, Kernel); e != cudaSuccess) return e;
-    return BlocksPerSm() > 0 ? cudaSuccess : cudaErrorInvalidDeviceFunction;
-  }
-};
-
-template <auto... Kernels>
-cudaError_t LoadAll() {
-  cudaError_t first = cudaSuccess;
-  for (cudaError_t e : {KernelInfo<Kernels>::Load()...}) {
-    if (first == cudaSuccess) first = e;
-  }
-  return first;
-}
 
 // Every kernel Launch may launch for dtype T.
 template <DataType T>
@@ -311,28 +207,6 @@ cudaError_t LoadKernelsOf() {
                  &FlatKernel<T, false, true>, &BroadcastKernel<T, false>, &BroadcastKernel<T, true>>();
 }
 
-// The device the calling thread's launches go to, as grid.h sizes grids.
-template <auto Kernel>
-DeviceShape ShapeFor() {
-  DeviceShape d;
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess) {
-    d.sms = sms;
-  }
-  d.blocks_per_sm = KernelInfo<Kernel>::BlocksPerSm();
-  return d;
-}
-
-template <auto Kernel, class... Args>
-cudaError_t LaunchOn(cudaStream_t stream, int64_t blocks, Args... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  return cudaLaunchKernelEx(&config, Kernel, args...);
-}
 
 // [first, last) byte range operand `op` of the plan touches.
 struct Range {
@@ -386,28 +260,7 @@ cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
 }  // namespace
 
 std::string SiluGradCudaLoadKernels() {
-  int count = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    return std::string("no CUDA device: cudaGetDeviceCount returned ") + cudaGetErrorName(e) + " (" +
-           cudaGetErrorString(e) + ")";
-  }
-  int current = 0;
-  if (const cudaError_t e = cudaGetDevice(&current); e != cudaSuccess) {
-    return std::string("cudaGetDevice returned ") + cudaGetErrorName(e);
-  }
-  std::string failure;
-  for (int dev = 0; dev < count && failure.empty(); ++dev) {
-    cudaError_t e = cudaSetDevice(dev);
-    for (const DtypeInfo& d : kDtypes) {
-      if (e == cudaSuccess) VisitDtype(d.type, [&]<DataType T>() { e = LoadKernelsOf<T>(); });
-    }
-    if (e != cudaSuccess) {
-      failure = "loading the kernels on device " + std::to_string(dev) + " failed: " + cudaGetErrorName(e) + " (" +
-                cudaGetErrorString(e) + ")";
-    }
-  }
-  cudaSetDevice(current);
-  return failure;
+  return LoadOnEveryDevice([&]<DataType T>() { return LoadKernelsOf<T>(); });
 }
 
 Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExecutor* executor,
@@ -421,13 +274,7 @@ Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExe
   if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
     return kErrParamNullptr;
   }
-  cudaError_t err = cudaSuccess;
-  if (!VisitDtype(e.dtype, [&]<DataType T>() { err = Launch<T>(e, stream); })) return kErrParamInvalid;
-  if (err != cudaSuccess) {
-    if (launch_error != nullptr) *launch_error = err;
-    return kErrRuntime;
-  }
-  return kSuccess;
+  return LaunchFor(e.dtype, launch_error, [&]<DataType T>() { return Launch<T>(e, stream); });
 }
 
 }  // namespace jas

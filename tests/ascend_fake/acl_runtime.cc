@@ -35,6 +35,11 @@ cann::aclError aclrtGetDevice(int32_t* deviceId) { return fake_cann::impl::GetDe
 // What a PJRT plugin calls to make a device's context current on its thread.
 cann::aclError aclrtSetDevice(int32_t deviceId) { return fake_cann::impl::SetDevice(deviceId); }
 
+cann::aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count, cann::aclrtMemcpyKind kind,
+                                cann::aclrtStream stream) {
+  return fake_cann::impl::MemcpyAsync(dst, destMax, src, count, kind, stream);
+}
+
 cann::aclError aclrtGetDeviceInfo(uint32_t deviceId, cann::aclrtDevAttr attr, int64_t* value) {
   return fake_cann::impl::GetDeviceInfo(deviceId, attr, value, kHasNpuArch);
 }
@@ -65,6 +70,7 @@ static_assert(std::is_same_v<decltype(aclrtGetSocName), cann::aclrtGetSocNameFn>
 static_assert(std::is_same_v<decltype(aclrtGetCurrentContext), cann::aclrtGetCurrentContextFn>);
 static_assert(std::is_same_v<decltype(aclrtGetDevice), cann::aclrtGetDeviceFn>);
 static_assert(std::is_same_v<decltype(aclrtGetDeviceInfo), cann::aclrtGetDeviceInfoFn>);
+static_assert(std::is_same_v<decltype(aclrtMemcpyAsync), cann::aclrtMemcpyAsyncFn>);
 #ifdef FAKE_CANN_VERSION_STR
 static_assert(std::is_same_v<decltype(aclsysGetVersionStr), cann::aclsysGetVersionStrFn>);
 #endif

@@ -1,4 +1,4 @@
-// What a real Ascend returns for SiluGrad, as the Ascend tests check it: a
+// What a real Ascend returns for SiluGrad and SwiGluGrad, as the Ascend tests check it: a
 // float64 model of CANN's formula, and how far CANN's float32 evaluation of it
 // may stray. ops-nn's silu_grad kernel computes sigma = 1/(1+e^-x), then
 // dy*sigma*(1 + x*(1-sigma)), in float32 operations rounded one by one
@@ -60,27 +60,67 @@ inline double Tolerance(jas::DataType t, double dy, double x, double want) {
   return tol;
 }
 
-// Whether `got`, CANN's result for (dy, x) in dtype `t`, is CANN's formula:
-// NaN exactly where the model is NaN, otherwise within Tolerance. `why` gets
-// a line naming the element when it is not.
-inline bool Matches(jas::DataType t, double dy, double x, double got, std::string* why = nullptr) {
-  const double want = Formula(dy, x);
+// Whether `got` is `want` within `tol`: NaN exactly where `want` is NaN,
+// infinities equal. `why` gets a line naming the element (`what`) when not.
+inline bool Within(jas::DataType t, double want, double got, double tol, const std::string& what,
+                   std::string* why) {
   bool ok;
   if (std::isnan(want) || std::isnan(got)) {
     ok = std::isnan(want) && std::isnan(got);
   } else if (std::isinf(want) || std::isinf(got)) {
     ok = want == got;
   } else {
-    ok = std::fabs(got - want) <= Tolerance(t, dy, x, want);
+    ok = std::fabs(got - want) <= tol;
   }
   if (!ok && why != nullptr) {
     std::ostringstream line;
     line.precision(9);
-    line << jas::DtypeName(t) << " dy " << dy << ", x " << x << ": got " << got << ", CANN's formula gives "
-         << want << " (tolerance " << Tolerance(t, dy, x, want) << ")";
+    line << jas::DtypeName(t) << " " << what << ": got " << got << ", CANN's formula gives " << want
+         << " (tolerance " << tol << ")";
     *why = line.str();
   }
   return ok;
+}
+
+inline std::string Values(const char* n1, double v1, const char* n2, double v2, const char* n3 = nullptr,
+                          double v3 = 0) {
+  std::ostringstream s;
+  s.precision(9);
+  s << n1 << " " << v1 << ", " << n2 << " " << v2;
+  if (n3 != nullptr) s << ", " << n3 << " " << v3;
+  return s.str();
+}
+
+// Whether `got`, CANN's result for (dy, x) in dtype `t`, is CANN's formula:
+// NaN exactly where the model is NaN, otherwise within Tolerance. `why` gets
+// a line naming the element when it is not.
+inline bool Matches(jas::DataType t, double dy, double x, double got, std::string* why = nullptr) {
+  const double want = Formula(dy, x);
+  return Within(t, want, got, Tolerance(t, dy, x, want), Values("dy", dy, "x", x), why);
+}
+
+// SwiGluGrad (ops-nn's swi_glu_grad): dA = (g*B)*s'(A), computed as SiluGrad's
+// formula with dy = g*B (one more rounding: g*B), and dB = g*(A*sigma(A)).
+inline double SwiGluA(double g, double a, double b) { return Formula(g * b, a); }
+inline double SwiGluB(double g, double a) { return g * (a * (1.0 / (1.0 + std::exp(-a)))); }
+
+// Whether (got_a, got_b), CANN's dA and dB for (g, A, B) in dtype `t`, are
+// CANN's formula. dA: SiluGrad's tolerance for dy = g*B plus g*B's own
+// rounding (u*|dA|, doubled); dB: sigma's error (as in Tolerance), then two
+// roundings (A*sigma and g*(...)), doubled; then half an ulp of the half
+// types for their rounding.
+inline bool SwiGluMatches(jas::DataType t, double g, double a, double b, double got_a, double got_b,
+                          std::string* why = nullptr) {
+  const double u = 0x1p-24;
+  const double want_a = SwiGluA(g, a, b), want_b = SwiGluB(g, a);
+  const double tol_a = Tolerance(t, g * b, a, want_a) + 2.0 * u * std::fabs(want_a);
+  const double sigma = 1.0 / (1.0 + std::exp(-a));
+  const double es = 4.0 * u * sigma + (sigma < 0x1p-125 ? sigma : 0.0);
+  double tol_b = 2.0 * (std::fabs(g * a) * es + 2.0 * u * std::fabs(want_b)) + 0x1p-149;
+  if (t != jas::DataType::kFloat32) tol_b += 0.5 * Ulp(t, std::fabs(want_b) + tol_b);
+  const std::string what = Values("g", g, "A", a, "B", b);
+  return Within(t, want_a, got_a, tol_a, "dA at " + what, why) &&
+         Within(t, want_b, got_b, tol_b, "dB at " + what, why);
 }
 
 }  // namespace cann_reference

@@ -20,7 +20,9 @@ struct aclTensor {
 };
 
 struct aclOpExecutor {
-  fake_cann::TensorRecord tensors[3];  // gradOutput, self, gradInput as phase 1 saw them
+  std::string op;                      // "SiluBackward" or "SwiGluGrad"
+  int64_t dim = 0;                     // SwiGluGrad's split dim, in [0, rank)
+  fake_cann::TensorRecord tensors[3];  // gradOutput, self, gradInput (yGrad, x, out) as phase 1 saw them
   bool empty = false;
   bool materialise[2] = {false, false};  // inputs copied into the workspace first (l0op::Contiguous)
   uint64_t input_region[2] = {0, 0};     // their offsets in the workspace
@@ -34,6 +36,9 @@ struct aclOpExecutor {
 }  // namespace jas::cann
 
 namespace fake_cann {
+
+Chip ChipOf(int device);  // the chip of `device`, which must exist
+
 namespace {
 
 // CANN aligns each workspace block; any generous alignment shows the sum is kept.
@@ -198,6 +203,88 @@ void Compute(const Place in[2], const Place& out, aclDataType dtype) {
   }
 }
 
+// What ops-nn's swi_glu_grad kernel computes per element pair, every
+// operation a float32 one rounded on its own: sigma = 1/(1 + e^-A), then
+// dA = (yGrad*B)*(sigma*(1 + A*(1 - sigma))) and dB = yGrad*(A*sigma).
+void CannSwiGluGrad(float g, float a, float b, float* da, float* db) {
+  const float sigma = 1.0f / (1.0f + std::exp(-a));
+  *da = (g * b) * (sigma * (1.0f + a * (1.0f - sigma)));
+  *db = g * (a * sigma);
+}
+
+// SwiGluGrad over contiguous places (yGrad's own, x's and out's own or
+// their workspace copies): row o of x holds A then B, `inner` elements
+// per step of dim, `half` steps each.
+void ComputeSwiGlu(const Place in[2], const Place& out, const aclOpExecutor& e) {
+  const aclDataType dtype = e.tensors[2].dtype;
+  const int64_t esize = ElementBytes(dtype);
+  const std::vector<int64_t>& dims = e.tensors[1].dims;
+  int64_t outer = 1, inner = 1;
+  for (int64_t j = 0; j < e.dim; ++j) outer *= dims[j];
+  for (size_t j = e.dim + 1; j < dims.size(); ++j) inner *= dims[j];
+  const int64_t half = dims[e.dim] / 2 * inner;  // elements of A (or B) per row
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < half; ++k) {
+      const int64_t ia = o * 2 * half + k, ib = ia + half;
+      float da, db;
+      CannSwiGluGrad(Load(dtype, in[0].data + (in[0].offset + o * half + k) * esize),
+                     Load(dtype, in[1].data + (in[1].offset + ia) * esize),
+                     Load(dtype, in[1].data + (in[1].offset + ib) * esize), &da, &db);
+      Store(dtype, out.data + (out.offset + ia) * esize, da);
+      Store(dtype, out.data + (out.offset + ib) * esize, db);
+    }
+  }
+}
+
+// The workspace CANN plans for an executor's checked tensors (inputs 0 and
+// 1, output 2) on NpuArch `arch`: see fake_cann.h.
+void Plan(aclOpExecutor* e, int64_t arch) {
+  const TensorRecord* t = e->tensors;
+  e->empty = Numel(t[0].dims) == 0 || Numel(t[1].dims) == 0 || Numel(t[2].dims) == 0;
+  if (e->empty) return;
+  const int64_t esize = ElementBytes(t[2].dtype);
+  uint64_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    e->materialise[i] = !Contiguous(t[i]);
+    if (e->materialise[i]) {
+      e->input_region[i] = at;
+      at += Align(static_cast<uint64_t>(Numel(t[i].dims) * esize));
+    }
+  }
+  // l0op::ViewCopy points the kernel's output at a contiguous gradInput
+  // itself; only a non-contiguous one gets an intermediate output.
+  e->intermediate = !Contiguous(t[2]);
+  if (e->intermediate) {
+    e->output_region = at;
+    at += Align(static_cast<uint64_t>(Numel(t[2].dims) * esize));
+  }
+  e->tiling_bytes = arch == 3510 ? k950TilingWorkspace : 0;
+  e->tiling_region = at;
+  e->total = at + e->tiling_bytes;
+}
+
+// Phase 1's end, whichever operator: the plan recorded, the executor handed out.
+aclnnStatus Issue(std::unique_ptr<aclOpExecutor> e, int64_t arch, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  Plan(e.get(), arch);
+  *workspaceSize = e->total;
+  *executor = e.get();
+  g_record.planned_workspace = e->total;
+  g_record.executors_issued.push_back(e.get());
+  g_executors.insert(e.release());
+  return 0;
+}
+
+// The current device's NpuArch as GetCurrentPlatformInfo reads it (0:
+// unknown, no current device), recorded, with a description for messages.
+int64_t PlatformArch(std::string* where) {
+  g_record.phase1_device = g_device;
+  const int64_t arch = g_device == kNoDevice ? 0 : NpuArch(ChipOf(g_device));
+  g_record.phase1_npu_arch = arch;
+  *where = g_device == kNoDevice ? std::string("no current device (NpuArch unknown)")
+                                 : "device " + std::to_string(g_device) + " (NpuArch " + std::to_string(arch) + ")";
+  return arch;
+}
+
 void Free(aclOpExecutor* e) {
   g_executors.erase(e);
   delete e;
@@ -219,8 +306,10 @@ std::vector<Chip> DeviceChips() {
       chips.push_back(Chip::k910B);
     } else if (name == "950") {
       chips.push_back(Chip::k950);
+    } else if (name == "310P") {
+      chips.push_back(Chip::k310P);
     } else {
-      std::fprintf(stderr, "fake CANN: JAX_ASCEND_SILU_FAKE_CHIP=%s; expected 910A, 910B or 950, separated by ','\n",
+      std::fprintf(stderr, "fake CANN: JAX_ASCEND_SILU_FAKE_CHIP=%s; expected 910A, 910B, 950 or 310P, separated by ','\n",
                    list.c_str());
       std::abort();  // a test set-up mistake, not a CANN behaviour
     }
@@ -242,15 +331,33 @@ Chip ChipOf(int device) {
 
 Chip CurrentChip() { return ChipOf(g_device == kNoDevice ? 0 : g_device); }
 
-const char* ChipName(Chip chip) {
-  return chip == Chip::k910A ? "910A" : chip == Chip::k910B ? "910B" : "950";
+// One row per chip: its name, NpuArch and SoC name.
+struct ChipRow {
+  Chip chip;
+  const char* name;
+  int64_t npu_arch;
+  const char* soc_name;
+};
+constexpr ChipRow kChipRows[] = {
+    {Chip::k910A, "910A", 1001, "Ascend910A"},
+    {Chip::k910B, "910B", 2201, "Ascend910B3"},
+    {Chip::k950, "950", 3510, "Ascend950PR_9589"},
+    {Chip::k310P, "310P", 2002, "Ascend310P3"},
+};
+const ChipRow& RowOf(Chip chip) {
+  for (const ChipRow& r : kChipRows) {
+    if (r.chip == chip) return r;
+  }
+  std::abort();
 }
 
-int64_t NpuArch(Chip chip) { return chip == Chip::k910A ? 1001 : chip == Chip::k910B ? 2201 : 3510; }
+const char* ChipName(Chip chip) { return RowOf(chip).name; }
+
+int64_t NpuArch(Chip chip) { return RowOf(chip).npu_arch; }
 
 const char* SocName(Chip chip, bool cann85_names) {
-  if (chip == Chip::k950) return cann85_names ? "Ascend910_9589" : "Ascend950PR_9589";
-  return chip == Chip::k910A ? "Ascend910A" : "Ascend910B3";
+  if (chip == Chip::k950 && cann85_names) return "Ascend910_9589";
+  return RowOf(chip).soc_name;
 }
 
 int CurrentDevice() { return g_device; }
@@ -382,15 +489,12 @@ aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
     return Fail(g_faults.phase1_status,
                 "aclnnSiluBackwardGetWorkspaceSize set to fail with " + std::to_string(g_faults.phase1_status));
   }
+  g_record.phase1_operator = "SiluBackward";
   // GetCurrentPlatformInfo: the current device's NpuArch; unknown (0) when
   // aclrtGetDevice fails.
-  g_record.phase1_device = g_device;
-  const int64_t arch = g_device == kNoDevice ? 0 : NpuArch(ChipOf(g_device));
-  g_record.phase1_npu_arch = arch;
+  std::string where;
+  const int64_t arch = PlatformArch(&where);
   const bool broadcasts = arch == 3510, bfloat16 = arch == 2201 || arch == 3510;
-  const std::string where = g_device == kNoDevice ? std::string("no current device (NpuArch unknown)")
-                                                  : "device " + std::to_string(g_device) + " (NpuArch " +
-                                                        std::to_string(arch) + ")";
   const TensorRecord* t[3] = {&gradOutput->record, &self->record, &gradInput->record};
   static constexpr const char* kNames[3] = {"gradOutput", "self", "gradInput"};
   for (int i = 0; i < 3; ++i) {
@@ -421,58 +525,111 @@ aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
   }
 
   auto e = std::make_unique<aclOpExecutor>();
+  e->op = "SiluBackward";
   for (int i = 0; i < 3; ++i) e->tensors[i] = *t[i];
-  e->empty = Numel(t[0]->dims) == 0 || Numel(t[1]->dims) == 0 || Numel(t[2]->dims) == 0;
-  if (!e->empty) {
-    const int64_t esize = ElementBytes(t[2]->dtype);
-    uint64_t at = 0;
-    for (int i = 0; i < 2; ++i) {
-      e->materialise[i] = !Contiguous(*t[i]);
-      if (e->materialise[i]) {
-        e->input_region[i] = at;
-        at += Align(static_cast<uint64_t>(Numel(t[i]->dims) * esize));
-      }
-    }
-    // l0op::ViewCopy points the kernel's output at a contiguous gradInput
-    // itself; only a non-contiguous one gets an intermediate output.
-    e->intermediate = !Contiguous(*t[2]);
-    if (e->intermediate) {
-      e->output_region = at;
-      at += Align(static_cast<uint64_t>(Numel(t[2]->dims) * esize));
-    }
-    e->tiling_bytes = arch == 3510 ? k950TilingWorkspace : 0;
-    e->tiling_region = at;
-    e->total = at + e->tiling_bytes;
+  return Issue(std::move(e), arch, workspaceSize, executor);
+}
+
+aclnnStatus SwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTensor* x, int64_t dim, const aclTensor* out,
+                                       uint64_t* workspaceSize, aclOpExecutor** executor) {
+  ++g_record.phase1_calls;
+  g_record.phase1_operator = "SwiGluGrad";
+  g_record.swiglu_dim = dim;
+  constexpr const char* kOp = "aclnnSwiGluGradGetWorkspaceSize: ";
+  if (workspaceSize == nullptr || executor == nullptr) {
+    return Fail(161001, std::string(kOp) + "null workspaceSize or executor");
   }
-  *workspaceSize = e->total;
-  *executor = e.get();
-  g_record.planned_workspace = e->total;
-  g_record.executors_issued.push_back(e.get());
-  g_executors.insert(e.release());
+  if (yGrad == nullptr || x == nullptr || out == nullptr) return Fail(161001, std::string(kOp) + "a null tensor");
+  if (g_faults.phase1_status != 0) {
+    return Fail(g_faults.phase1_status, std::string(kOp) + "set to fail with " + std::to_string(g_faults.phase1_status));
+  }
+  std::string where;
+  const int64_t arch = PlatformArch(&where);
+  // swi_glu_grad_def.cpp: ascend910b/910_93 and 950/350 with bfloat16, 310p without.
+  const bool built = arch == 2201 || arch == 3510 || arch == 2002, bfloat16 = arch == 2201 || arch == 3510;
+  if (!built) return Fail(161002, std::string(kOp) + "not supported on " + where);
+  const TensorRecord* t[3] = {&yGrad->record, &x->record, &out->record};
+  static constexpr const char* kNames[3] = {"yGrad", "x", "out"};
+  for (int i = 0; i < 3; ++i) {
+    if (ElementBytes(t[i]->dtype) == 0) {
+      return Fail(161002, std::string(kOp) + kNames[i] + " dtype " + std::to_string(t[i]->dtype) +
+                              " is not float16, float32 or bfloat16");
+    }
+    if (t[i]->format != jas::cann::ACL_FORMAT_ND || t[i]->dims.empty() || t[i]->dims.size() > 8) {
+      return Fail(161002, std::string(kOp) + kNames[i] + ": ND tensors of rank 1 to 8 only; got rank " +
+                              std::to_string(t[i]->dims.size()));
+    }
+    if (Numel(t[i]->dims) == 0) return Fail(161002, std::string(kOp) + kNames[i] + " is empty");
+  }
+  if (t[0]->dtype != t[1]->dtype || t[2]->dtype != t[1]->dtype) {
+    return Fail(161002, std::string(kOp) + "yGrad, x and out must share one dtype");
+  }
+  if (!bfloat16 && t[1]->dtype == jas::cann::ACL_BF16) {
+    return Fail(161002, std::string(kOp) + "bfloat16 refused on " + where);
+  }
+  const int64_t rank = static_cast<int64_t>(t[1]->dims.size());
+  if (dim < -rank || dim >= rank) {
+    return Fail(161002, std::string(kOp) + "dim " + std::to_string(dim) + " is out of range for x " +
+                            List(t[1]->dims));
+  }
+  const int64_t d = dim < 0 ? dim + rank : dim;
+  if (t[1]->dims[d] % 2 != 0) {
+    return Fail(161002, std::string(kOp) + "x " + List(t[1]->dims) + " has an odd size along dim " +
+                            std::to_string(d));
+  }
+  std::vector<int64_t> halved = t[1]->dims;
+  halved[d] /= 2;
+  if (t[0]->dims != halved || t[2]->dims != t[1]->dims) {
+    return Fail(161002, std::string(kOp) + "yGrad " + List(t[0]->dims) + " must be x " + List(t[1]->dims) +
+                            " halved along dim " + std::to_string(d) + ", out " + List(t[2]->dims) + " x's shape");
+  }
+  if (!Contiguous(*t[0])) return Fail(161002, std::string(kOp) + "yGrad must be contiguous");
+  auto e = std::make_unique<aclOpExecutor>();
+  e->op = "SwiGluGrad";
+  e->dim = d;
+  for (int i = 0; i < 3; ++i) e->tensors[i] = *t[i];
+  return Issue(std::move(e), arch, workspaceSize, executor);
+}
+
+jas::cann::aclError MemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
+                                jas::cann::aclrtMemcpyKind kind, aclrtStream stream) {
+  const int call = static_cast<int>(g_record.copies.size());
+  g_record.copies.push_back({dst, src, destMax, count, static_cast<unsigned>(kind), stream});
+  if (call == g_faults.fail_memcpy_call) {
+    return Fail(107000, "aclrtMemcpyAsync set to fail at call " + std::to_string(call));  // ACL_ERROR_RT_PARAM_INVALID
+  }
+  if (dst == nullptr || src == nullptr || count > destMax || static_cast<unsigned>(kind) > 7) {
+    return Fail(jas::cann::kAclErrorInvalidParam, "aclrtMemcpyAsync: null pointer, count past destMax, or bad kind");
+  }
+  if (g_device == kNoDevice) return jas::cann::kAclErrorRtContextNull;
+  std::memmove(dst, src, count);  // host memory: done at once, in stream order
   return 0;
 }
 
-aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+aclnnStatus Run(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                aclrtStream stream) {
   ++g_record.phase2_calls;
   g_record.workspace = workspace;
   g_record.workspace_size = workspaceSize;
   g_record.stream = stream;
   g_record.executors_run.push_back(executor);
   g_record.materialised = 0;
-  if (executor == nullptr) return Fail(161001, "aclnnSiluBackward: null executor");
+  const std::string name = std::string("aclnn") + op;
+  if (executor == nullptr) return Fail(161001, name + ": null executor");
   if (g_executors.count(executor) == 0) {
-    return Fail(561103, "aclnnSiluBackward: executor not issued by phase 1, or already run or destroyed");
+    return Fail(561103, name + ": executor not issued by phase 1, or already run or destroyed");
   }
   // Run once: freed on every path from here, as CANN's non-repeatable executors.
   std::unique_ptr<aclOpExecutor, void (*)(aclOpExecutor*)> owned(executor, &Free);
   const aclOpExecutor& e = *executor;
-  if (workspaceSize > 0 && workspace == nullptr) return Fail(161001, "aclnnSiluBackward: workspace is nullptr");
-  if (g_device == kNoDevice) return Fail(361001, "aclnnSiluBackward: no current context to launch on");
+  if (e.op != op) return Fail(561103, name + ": the executor is " + e.op + "'s");
+  if (workspaceSize > 0 && workspace == nullptr) return Fail(161001, name + ": workspace is nullptr");
+  if (g_device == kNoDevice) return Fail(361001, name + ": no current context to launch on");
   if (g_faults.phase2_status != 0) {
-    return Fail(g_faults.phase2_status, "aclnnSiluBackward set to fail with " + std::to_string(g_faults.phase2_status));
+    return Fail(g_faults.phase2_status, name + " set to fail with " + std::to_string(g_faults.phase2_status));
   }
   if (workspaceSize < e.total) {
-    return Fail(161002, "aclnnSiluBackward given " + std::to_string(workspaceSize) +
+    return Fail(161002, name + " given " + std::to_string(workspaceSize) +
                             " bytes of workspace; phase 1 asked for " + std::to_string(e.total));
   }
   if (e.empty) return 0;
@@ -492,8 +649,12 @@ aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor
     in[i] = e.materialise[i] ? CopyOf(e.tensors[i], ws + e.input_region[i]) : ViewOf(e.tensors[i]);
   }
   // A contiguous gradInput is written directly (ViewCopy points the kernel at it).
-  Compute(in, e.intermediate ? CopyOf(e.tensors[2], ws + e.output_region) : ViewOf(e.tensors[2]),
-          e.tensors[2].dtype);
+  const Place out = e.intermediate ? CopyOf(e.tensors[2], ws + e.output_region) : ViewOf(e.tensors[2]);
+  if (e.op == "SwiGluGrad") {
+    ComputeSwiGlu(in, out, e);
+  } else {
+    Compute(in, out, e.tensors[2].dtype);
+  }
   g_record.intermediate_output = e.intermediate;
   if (e.intermediate) {  // l0op::ViewCopy: the intermediate output into gradInput's view
     const TensorRecord& out = e.tensors[2];

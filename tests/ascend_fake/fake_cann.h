@@ -14,6 +14,18 @@
 //   "910B"  Atlas A2/A3 (NpuArch 2201): bfloat16 too; shapes as 910A.
 //   "950"   Ascend 950 (NpuArch 3510): operands broadcast to gradInput by the
 //           operator itself.
+//   "310P"  Ascend310P (NpuArch 2002): as 910A for aclnnSiluBackward.
+// aclnnSwiGluGrad as ops-nn's aclnn_swi_glu_grad.cpp and swi_glu_grad_def.cpp
+// have it: built for NpuArch 2201 and 3510 (float32, float16, bfloat16) and
+// 2002 (no bfloat16); anything else, or no current device, is refused
+// (161002). yGrad, x and out one dtype, ND, x of rank 1..8, dim in
+// [-rank, rank - 1], x's size along dim even, yGrad x with it halved, out
+// x's shape, no empty tensor, a contiguous yGrad (each refusal 161002; null
+// tensors 161001). A non-contiguous x or out is planned as aclnnSiluBackward's
+// operands are (a copy in the workspace). It computes, in float32 operations
+// each rounded, sigma = 1/(1+e^-A), dA = (yGrad*B)*(sigma*(1 + A*(1 - sigma)))
+// and dB = yGrad*(A*sigma), halves upcast and rounded once to nearest even.
+// aclrtMemcpyAsync copies at once (host memory; the stream is only recorded).
 // The ACL runtime keeps a current device per thread, as CANN does: with none
 // (no context current) aclrtGetCurrentContext and aclrtGetDevice return
 // ACL_ERROR_RT_CONTEXT_NULL (107002), aclrtGetSocName returns null, and phase
@@ -50,15 +62,15 @@ using jas::cann::aclOpExecutor;
 using jas::cann::aclrtStream;
 using jas::cann::aclTensor;
 
-enum class Chip { k910A, k910B, k950 };
+enum class Chip { k910A, k910B, k950, k310P };
 // The chips of the devices, from $JAX_ASCEND_SILU_FAKE_CHIP, read at every
 // call (tests switch chips).
 std::vector<Chip> DeviceChips();
 // The chip of the calling thread's current device, or of device 0 when none is current.
 Chip CurrentChip();
-const char* ChipName(Chip chip);  // "910A", "910B", "950"
-int64_t NpuArch(Chip chip);       // 1001, 2201, 3510
-// What aclrtGetSocName returns: "Ascend910A", "Ascend910B3", "Ascend950PR_9589";
+const char* ChipName(Chip chip);  // "910A", "910B", "950", "310P"
+int64_t NpuArch(Chip chip);       // 1001, 2201, 3510, 2002
+// What aclrtGetSocName returns: "Ascend910A", "Ascend910B3", "Ascend950PR_9589", "Ascend310P3";
 // with `cann85_names`, the 950 as CANN 8.5 named it ("Ascend910_9589").
 const char* SocName(Chip chip, bool cann85_names = false);
 
@@ -67,8 +79,9 @@ int CurrentDevice();
 void SetCurrentDevice(int device);  // -1: no current context
 
 struct Faults {
-  aclnnStatus phase1_status = 0;     // non-zero: aclnnSiluBackwardGetWorkspaceSize fails with it
-  aclnnStatus phase2_status = 0;     // non-zero: aclnnSiluBackward fails with it (and frees the executor)
+  aclnnStatus phase1_status = 0;     // non-zero: either operator's phase 1 fails with it
+  aclnnStatus phase2_status = 0;     // non-zero: either operator's phase 2 fails with it (and frees the executor)
+  int fail_memcpy_call = -1;         // index (from 0) of the aclrtMemcpyAsync call that fails (107000)
   int fail_create_tensor_call = -1;  // index (from 0) of the aclCreateTensor call that returns null
   int device = 0;                    // the calling thread's current device after Reset; -1: no current context
 };
@@ -81,12 +94,23 @@ struct TensorRecord {
   void* data;
 };
 
+struct CopyRecord {
+  void* dst;
+  const void* src;
+  size_t dest_max, count;
+  unsigned kind;
+  aclrtStream stream;
+};
+
 struct Record {
   std::vector<TensorRecord> created;  // every aclCreateTensor call that succeeded, in order
   int create_calls = 0;
   int destroyed = 0;
-  int phase1_calls = 0;
+  int phase1_calls = 0;                          // of either operator
   int phase2_calls = 0;
+  std::string phase1_operator;                   // "SiluBackward" or "SwiGluGrad": the last phase 1's
+  int64_t swiglu_dim = 0;                        // the dim aclnnSwiGluGradGetWorkspaceSize got (last call)
+  std::vector<CopyRecord> copies;                // every aclrtMemcpyAsync call, in order (failed ones too)
   std::vector<const void*> executors_issued;     // by phase 1
   std::vector<const void*> executors_run;        // handed to phase 2
   std::vector<const void*> executors_destroyed;  // released by aclDestroyAclOpExecutor
@@ -128,7 +152,13 @@ aclnnStatus DestroyTensor(const aclTensor* tensor);
 aclnnStatus DestroyExecutor(aclOpExecutor* executor);
 aclnnStatus GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, aclTensor* gradInput,
                              uint64_t* workspaceSize, aclOpExecutor** executor);
-aclnnStatus Run(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+aclnnStatus SwiGluGradGetWorkspaceSize(const aclTensor* yGrad, const aclTensor* x, int64_t dim, const aclTensor* out,
+                                       uint64_t* workspaceSize, aclOpExecutor** executor);
+// Phase 2 of `op` ("SiluBackward" or "SwiGluGrad"): an executor of the other refused.
+aclnnStatus Run(const char* op, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                aclrtStream stream);
+jas::cann::aclError MemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
+                                jas::cann::aclrtMemcpyKind kind, aclrtStream stream);
 }  // namespace impl
 
 }  // namespace fake_cann

@@ -7,10 +7,12 @@
 // CANN is committed. Any difference in a function type, an enum value or a
 // struct layout is a compile error, which fails CI.
 //
-// Not covered, because the wheel has no declaration of them:
-// aclnnSiluBackwardGetWorkspaceSize (aclnnop/aclnn_silu_backward.h of ops-nn)
-// and aclDestroyAclOpExecutor (aclnn/acl_meta.h of opbase). Their parameter
-// types are the ones checked here.
+// Not covered, because the wheel has no declaration of them (it ships no
+// aclnnop/ operator headers): aclnnSiluBackwardGetWorkspaceSize
+// (aclnnop/aclnn_silu_backward.h of ops-nn), aclnnSwiGluGradGetWorkspaceSize
+// (aclnnop/aclnn_swi_glu_grad.h) and aclDestroyAclOpExecutor (aclnn/acl_meta.h
+// of opbase). Their parameter types are the ones checked here; both phase 2s
+// have op-plugin's OpApiFunc type.
 #include <acl/acl.h>  // CANN's, global namespace
 #include <acl/error_codes/rt_error_codes.h>
 
@@ -35,6 +37,7 @@ template <> struct Real<ours::aclOpExecutor> { using type = ::aclOpExecutor; };
 template <> struct Real<ours::aclCANNPackageName> { using type = ::aclCANNPackageName; };
 template <> struct Real<ours::aclCANNPackageVersion> { using type = ::aclCANNPackageVersion; };
 template <> struct Real<ours::aclrtDevAttr> { using type = ::aclrtDevAttr; };
+template <> struct Real<ours::aclrtMemcpyKind> { using type = ::aclrtMemcpyKind; };
 
 template <class Ours, class Theirs>
 constexpr bool kSame = std::is_same_v<RealT<Ours>, Theirs>;
@@ -57,6 +60,9 @@ static_assert(ours::ACL_BF16 == static_cast<int>(::ACL_BF16), "ACL_BF16");
 static_assert(ours::ACL_FORMAT_ND == static_cast<int>(::ACL_FORMAT_ND), "ACL_FORMAT_ND");
 static_assert(ours::ACL_PKG_NAME_CANN == static_cast<unsigned>(::ACL_PKG_NAME_CANN), "ACL_PKG_NAME_CANN");
 static_assert(ours::ACL_DEV_ATTR_NPU_ARCH == static_cast<unsigned>(::ACL_DEV_ATTR_NPU_ARCH), "ACL_DEV_ATTR_NPU_ARCH");
+static_assert(ours::ACL_MEMCPY_DEVICE_TO_DEVICE == static_cast<unsigned>(::ACL_MEMCPY_DEVICE_TO_DEVICE),
+              "ACL_MEMCPY_DEVICE_TO_DEVICE");
+static_assert(std::is_same_v<std::underlying_type_t<ours::aclrtMemcpyKind>, std::underlying_type_t<::aclrtMemcpyKind>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclrtDevAttr>, std::underlying_type_t<::aclrtDevAttr>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclDataType>, std::underlying_type_t<::aclDataType>>);
 static_assert(std::is_same_v<std::underlying_type_t<ours::aclFormat>, std::underlying_type_t<::aclFormat>>);
@@ -85,6 +91,7 @@ static_assert(kSame<ours::aclrtGetSocNameFn, decltype(::aclrtGetSocName)>, "aclr
 static_assert(kSame<ours::aclrtGetCurrentContextFn, decltype(::aclrtGetCurrentContext)>, "aclrtGetCurrentContext");
 static_assert(kSame<ours::aclrtGetDeviceFn, decltype(::aclrtGetDevice)>, "aclrtGetDevice");
 static_assert(kSame<ours::aclrtGetDeviceInfoFn, decltype(::aclrtGetDeviceInfo)>, "aclrtGetDeviceInfo");
+static_assert(kSame<ours::aclrtMemcpyAsyncFn, decltype(::aclrtMemcpyAsync)>, "aclrtMemcpyAsync");
 static_assert(kSame<ours::aclsysGetVersionStrFn, decltype(::aclsysGetVersionStr)>, "aclsysGetVersionStr");
 static_assert(kSame<ours::aclsysGetCANNVersionFn, decltype(::aclsysGetCANNVersion)>, "aclsysGetCANNVersion");
 #pragma GCC diagnostic pop
@@ -93,3 +100,4 @@ static_assert(kSame<ours::aclsysGetCANNVersionFn, decltype(::aclsysGetCANNVersio
 static_assert(kSame<ours::aclCreateTensorFn, std::remove_pointer_t<_aclCreateTensor>>, "aclCreateTensor");
 static_assert(kSame<ours::aclDestroyTensorFn, std::remove_pointer_t<_aclDestroyTensor>>, "aclDestroyTensor");
 static_assert(kSame<ours::aclnnSiluBackwardFn, std::remove_pointer_t<OpApiFunc>>, "aclnnSiluBackward (phase 2)");
+static_assert(kSame<ours::aclnnSwiGluGradFn, std::remove_pointer_t<OpApiFunc>>, "aclnnSwiGluGrad (phase 2)");

@@ -40,6 +40,7 @@
 #include "common/half.h"
 #include "fake_cann.h"
 #include "cpu/silu_grad_cpu.h"
+#include "swiglu_grad.h"
 
 namespace {
 
@@ -915,8 +916,8 @@ TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_wha
   EXPECT_EQ(cann.libraries()[2].name, std::string("libopapi.so"));
   EXPECT_EQ(cann.version(), std::string("7.0.0-fake"));  // from aclsysGetCANNVersion
   EXPECT_TRUE(cann.api().aclDestroyAclOpExecutor == nullptr);
-  ASSERT_TRUE(cann.notes().size() == 1);
-  EXPECT_TRUE(Contains(cann.notes()[0], "aclDestroyAclOpExecutor not found (it is documented since CANN 8.0)"));
+  ASSERT_TRUE(cann.notes().size() == 2);  // SwiGluGrad's absence first (ascend_swiglu_loader), then this
+  EXPECT_TRUE(Contains(cann.notes()[1], "aclDestroyAclOpExecutor not found (it is documented since CANN 8.0)"));
 
   fake_cann::Reset();
   fake_cann::ReleaseAll();
@@ -1139,4 +1140,487 @@ TEST(ascend_operator_lookup, a_custom_library_of_another_owner_is_skipped_as_tor
   just_custom.loader_path = false;
   EXPECT_TRUE(Contains(Cann::Load(just_custom).problem(), "is owned by uid 12345, not by this user"));
   ASSERT_EQ(std::system(("rm -r " + std::string(dir)).c_str()), 0);
+}
+
+// --- SwiGluGrad ------------------------------------------------------------------------
+//
+// Each test runs on every fake chip in turn (Devices sets the chip of device
+// 0), since aclnnSwiGluGrad differs by chip class more than aclnnSiluBackward:
+// 910B and 950 take every dtype, 310P no bfloat16, 910A has no kernel.
+
+namespace {
+
+const char* const kEveryChip[] = {"910B", "950", "310P", "910A"};
+
+bool HasSwiGlu(Chip chip) { return chip != Chip::k910A; }
+bool SwiGluRefuses(Chip chip, DataType t) { return chip == Chip::k310P && t == DataType::kBFloat16; }
+
+const DataType kDtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16};
+
+// Whether out = [dA | dB] (packed, split along `dim` of x's dims) is CANN's formula of g and x.
+bool SwiGluPackedMatchesCann(const Buffer& g, const Buffer& x, int64_t dim, const Buffer& out) {
+  const int64_t rank = static_cast<int64_t>(x.dims.size()), d = dim < 0 ? dim + rank : dim;
+  int64_t outer = 1, inner = 1;
+  for (int64_t j = 0; j < d; ++j) outer *= x.dims[j];
+  for (int64_t j = d + 1; j < rank; ++j) inner *= x.dims[j];
+  const int64_t half = x.dims[d] / 2 * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < half; ++k) {
+      const int64_t ia = o * 2 * half + k, ib = ia + half;
+      std::string why;
+      if (!cann_reference::SwiGluMatches(x.dtype, g.get(o * half + k), x.get(ia), x.get(ib), out.get(ia),
+                                         out.get(ib), &why)) {
+        ADD_FAILURE() << "row " << o << ", element " << k << ": " << why;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool SwiGluPairMatchesCann(const Buffer& g, const Buffer& a, const Buffer& b, const Buffer& da, const Buffer& db) {
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    std::string why;
+    if (!cann_reference::SwiGluMatches(g.dtype, g.get(i), a.get(i), b.get(i), da.get(i), db.get(i), &why)) {
+      ADD_FAILURE() << "element " << i << ": " << why;
+      return false;
+    }
+  }
+  return true;
+}
+
+Dims Halved(Dims dims, int64_t dim) {
+  const int64_t d = dim < 0 ? dim + static_cast<int64_t>(dims.size()) : dim;
+  dims[d] /= 2;
+  return dims;
+}
+
+struct PackedRun {
+  Buffer g, x, out;
+  int64_t dim;
+  Allocator alloc;
+  Outcome outcome;
+  PackedRun(DataType t, Dims x_dims, int64_t dim_, const Cann& cann = CompleteFakeCann())
+      : g(t, Halved(x_dims, dim_)), x(t, x_dims), out(t, x_dims), dim(dim_) {
+    g.fill(5, 2.0f);
+    x.fill(6, 6.0f);
+    outcome = jas::ascend::SwiGluGradPacked(cann, kStream, alloc.Source(), g.op(), x.op(), dim, out.op());
+  }
+  bool matches_cann() const { return SwiGluPackedMatchesCann(g, x, dim, out); }
+};
+
+struct PairRun {
+  Buffer g, a, b, da, db;
+  Allocator alloc;
+  Outcome outcome;
+  PairRun(DataType t, const Dims& dims, const Cann& cann = CompleteFakeCann())
+      : g(t, dims), a(t, dims), b(t, dims), da(t, dims), db(t, dims) {
+    g.fill(7, 2.0f);
+    a.fill(8, 6.0f);
+    b.fill(9, 3.0f);
+    outcome = jas::ascend::SwiGluGradPair(cann, kStream, alloc.Source(), g.op(), a.op(), b.op(), da.op(), db.op());
+  }
+  bool matches_cann() const { return SwiGluPairMatchesCann(g, a, b, da, db); }
+};
+
+// The outcome of a call CANN refuses for bfloat16 on 310P: its status, and the chip named.
+void ExpectBfloat16RefusedOn310P(const Outcome& o) {
+  EXPECT_TRUE(o.failure == Failure::kPhase1) << o.message;
+  EXPECT_EQ(o.status, 161002);
+  EXPECT_TRUE(Contains(o.message, "aclnnSwiGluGradGetWorkspaceSize failed with ACLNN_ERR_PARAM_INVALID (161002)"))
+      << o.message;
+  EXPECT_TRUE(Contains(o.message, "bfloat16 is not supported on Ascend310P3, an Ascend310P chip (from its NpuArch "
+                                  "2002 of device 0): it takes float32, float16"))
+      << o.message;
+  EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
+}
+
+void ExpectNoKernelOn910A(const Outcome& o) {
+  EXPECT_TRUE(o.failure == Failure::kChip) << o.message;
+  EXPECT_TRUE(Contains(o.message, "CANN has no aclnnSwiGluGrad kernel for Ascend910A, an Atlas training series chip"))
+      << o.message;
+  EXPECT_TRUE(Contains(o.message, "ops-nn builds it for NpuArch 2002 (an Ascend310P chip), NpuArch 2201 (an Atlas "
+                                  "A2/A3 chip), NpuArch 3510 (an Ascend 950/350 chip)"))
+      << o.message;
+  EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kUnimplemented);
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
+}
+
+// The chip's verdict on a call (910A: no kernel; 310P: no bfloat16), its
+// cleanup checked; true when the call should have run. Nothing is ever
+// allocated on a chip without the kernel (the pair form's staging included).
+bool ExpectChipVerdict(const Outcome& o, Chip chip, DataType t, const Allocator& alloc, const std::string& what) {
+  if (!HasSwiGlu(chip)) {
+    ExpectNoKernelOn910A(o);
+    EXPECT_TRUE(alloc.requests.empty()) << what;
+    return false;
+  }
+  if (SwiGluRefuses(chip, t)) {
+    ExpectBfloat16RefusedOn310P(o);
+    EXPECT_TRUE(NoLeaks()) << what;
+    return false;
+  }
+  EXPECT_TRUE(o.ok()) << what << ": " << o.message;
+  return o.ok();
+}
+
+}  // namespace
+
+TEST(ascend_swiglu, packed_goes_to_cann_as_it_is_along_any_dim_in_every_dtype_on_every_chip) {
+  struct Case {
+    Dims x;
+    int64_t dim;
+  };
+  const Case cases[] = {{{4, 6}, -1}, {{4, 6}, 0}, {{2, 4, 3}, 1}, {{8}, 0}, {{3, 2, 4}, -2},
+                        {{1, 2, 1, 2, 1, 2, 1, 4}, 7}};
+  for (const char* name : kEveryChip) {
+    Devices devices(name);
+    for (DataType t : kDtypes) {
+      for (const Case& c : cases) {
+        fake_cann::Reset();
+        const Chip chip = fake_cann::CurrentChip();
+        const std::string what = std::string(name) + " " + jas::DtypeName(t) + " x " +
+                                 std::to_string(c.x.size()) + "-d, dim " + std::to_string(c.dim);
+        PackedRun r(t, c.x, c.dim);
+        if (!ExpectChipVerdict(r.outcome, chip, t, r.alloc, what)) continue;
+        const fake_cann::Record& rec = fake_cann::Calls();
+        EXPECT_EQ(rec.phase1_operator, std::string("SwiGluGrad")) << what;
+        EXPECT_EQ(rec.swiglu_dim, c.dim) << what;  // as given, negative too: CANN normalises it
+        ASSERT_TRUE(rec.created.size() == 3) << what;
+        const Dims own[3] = {r.g.dims, c.x, c.x};
+        const void* data[3] = {r.g.bytes.data(), r.x.bytes.data(), r.out.bytes.data()};
+        for (int i = 0; i < 3; ++i) {
+          EXPECT_EQ(rec.created[i].dims, own[i]) << what;
+          EXPECT_EQ(rec.created[i].storage_dims, own[i]) << what;
+          EXPECT_EQ(rec.created[i].data, data[i]) << what;
+          EXPECT_EQ(rec.created[i].dtype, jas::ascend::AclDataType(t)) << what;
+        }
+        EXPECT_EQ(rec.created[1].strides.back(), int64_t{1}) << what;
+        // CANN's workspace, requested only when non-zero (the 950 tiling's bytes).
+        EXPECT_EQ(r.alloc.requests, chip == Chip::k950 ? std::vector<uint64_t>{32} : std::vector<uint64_t>{}) << what;
+        EXPECT_EQ(rec.phase2_calls, 1) << what;
+        EXPECT_EQ(rec.stream, kStream) << what;
+        EXPECT_TRUE(rec.copies.empty()) << what;  // nothing staged
+        EXPECT_TRUE(r.matches_cann()) << what;
+        EXPECT_TRUE(NoLeaks()) << what;
+      }
+    }
+  }
+}
+
+TEST(ascend_swiglu, pair_form_stages_a_and_b_runs_the_packed_operator_and_copies_the_halves_out) {
+  for (const char* name : kEveryChip) {
+    Devices devices(name);
+    for (DataType t : kDtypes) {
+      for (const Dims& dims : {Dims{3, 5}, Dims{}, Dims{7}, Dims{2, 1, 3}}) {
+        fake_cann::Reset();
+        const Chip chip = fake_cann::CurrentChip();
+        const std::string what = std::string(name) + " " + jas::DtypeName(t) + " rank " + std::to_string(dims.size());
+        PairRun r(t, dims);
+        if (!ExpectChipVerdict(r.outcome, chip, t, r.alloc, what)) continue;
+        const int64_t n = r.g.numel();
+        const uint64_t half = static_cast<uint64_t>(n * Buffer::ElemBytes(t));
+        const fake_cann::Record& rec = fake_cann::Calls();
+        // The staging first (x and out), then CANN's own workspace where it asks for one.
+        std::vector<uint64_t> want = {jas::ascend::PairStagingBytes(half)};
+        if (chip == Chip::k950) want.push_back(32);
+        EXPECT_EQ(r.alloc.requests, want) << what;
+        ASSERT_TRUE(!r.alloc.blocks.empty());
+        char* staging = r.alloc.blocks[0].get();
+        char* out = staging + jas::ascend::PairOutOffset(half);
+        // x = [a | b] and out = [dA | dB] of rank 1, yGrad flat, split along dim 0.
+        ASSERT_TRUE(rec.created.size() == 3) << what;
+        EXPECT_EQ(rec.created[0].dims, (Dims{n})) << what;
+        EXPECT_EQ(rec.created[0].data, static_cast<void*>(r.g.bytes.data())) << what;
+        EXPECT_EQ(rec.created[1].dims, (Dims{2 * n})) << what;
+        EXPECT_EQ(rec.created[1].data, static_cast<void*>(staging)) << what;
+        EXPECT_EQ(rec.created[2].dims, (Dims{2 * n})) << what;
+        EXPECT_EQ(rec.created[2].data, static_cast<void*>(out)) << what;
+        EXPECT_EQ(rec.swiglu_dim, int64_t{0}) << what;
+        // Four device-to-device copies on the call's stream: a and b in, dA and dB out, around phase 2.
+        ASSERT_TRUE(rec.copies.size() == 4) << what;
+        const void* dst[4] = {staging, staging + half, r.da.bytes.data(), r.db.bytes.data()};
+        const void* src[4] = {r.a.bytes.data(), r.b.bytes.data(), out, out + half};
+        for (int i = 0; i < 4; ++i) {
+          EXPECT_EQ(rec.copies[i].dst, dst[i]) << what << " copy " << i;
+          EXPECT_EQ(rec.copies[i].src, src[i]) << what << " copy " << i;
+          EXPECT_EQ(rec.copies[i].count, half) << what << " copy " << i;
+          EXPECT_EQ(rec.copies[i].kind, unsigned{cann::ACL_MEMCPY_DEVICE_TO_DEVICE}) << what;
+          EXPECT_EQ(rec.copies[i].stream, kStream) << what;
+        }
+        EXPECT_TRUE(r.matches_cann()) << what;
+        EXPECT_TRUE(NoLeaks()) << what;
+      }
+    }
+  }
+}
+
+TEST(ascend_swiglu, operands_outside_the_contract_are_refused_before_any_cann_call) {
+  fake_cann::Reset();
+  const DataType f32 = DataType::kFloat32;
+  struct Case {
+    Dims g, x;
+    int64_t dim;
+    DataType x_dtype;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {{2, 3}, {2, 5}, -1, f32, "x float32[2,5] has an odd size along dim 1; SwiGLU splits it into two equal halves"},
+      {{2, 3}, {2, 6}, 2, f32, "dim 2 is out of range for x float32[2,6]: pass one in [-2, 1]"},
+      {{2, 3}, {2, 6}, -3, f32, "dim -3 is out of range"},
+      {{2, 3}, {2, 6}, -1, DataType::kFloat16, "differ in dtype; SwiGluGrad takes one dtype for every tensor"},
+      {{2, 2}, {2, 6}, -1, f32, "yGrad float32[2,2] is not x float32[2,6] with dim 1 halved"},
+      {{0, 3}, {0, 6}, -1, f32, "is empty; SwiGluGrad takes no empty tensors"},
+  };
+  for (const Case& c : cases) {
+    Buffer g(f32, c.g), x(c.x_dtype, c.x), out(c.x_dtype, c.x);
+    const Outcome o = jas::ascend::SwiGluGradPacked(CompleteFakeCann(), kStream, {}, g.op(), x.op(), c.dim, out.op());
+    EXPECT_TRUE(o.failure == Failure::kOperands) << c.reason << ": " << o.message;
+    EXPECT_EQ(o.status, 161002) << c.reason;
+    EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SwiGluGrad on Ascend refused its operands with "
+                                    "ACLNN_ERR_PARAM_INVALID (161002) before any CANN call: "))
+        << o.message;
+    EXPECT_TRUE(Contains(o.message, c.reason)) << o.message;
+    EXPECT_TRUE(Contains(o.message, "; got yGrad ")) << o.message;
+    EXPECT_TRUE(jas::ascend::ToFfiError(o).errc() == xla::ffi::ErrorCode::kInvalidArgument);
+  }
+  Buffer g(f32, {3}), a(f32, {3}), b(f32, {4}), da(f32, {3}), db(f32, {3});
+  const Outcome o = jas::ascend::SwiGluGradPair(CompleteFakeCann(), kStream, {}, g.op(), a.op(), b.op(), da.op(), db.op());
+  EXPECT_TRUE(o.failure == Failure::kOperands) << o.message;
+  EXPECT_TRUE(Contains(o.message, "b float32[4] and yGrad float32[3] differ in shape")) << o.message;
+  Buffer e(f32, {0});
+  const Outcome empty = jas::ascend::SwiGluGradPair(CompleteFakeCann(), kStream, {}, e.op(), e.op(), e.op(), e.op(), e.op());
+  EXPECT_TRUE(Contains(empty.message, "is empty; SwiGluGrad takes no empty tensors")) << empty.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(fake_cann::Calls().copies.empty());
+}
+
+TEST(ascend_swiglu, every_failure_releases_tensors_and_executors_and_names_the_call) {
+  Devices devices("950");  // CANN asks for a workspace there: its allocation can fail too
+  // CANN's phases.
+  fake_cann::Faults p1;
+  p1.phase1_status = 561101;
+  fake_cann::Reset(p1);
+  PackedRun r1(DataType::kFloat32, {2, 4}, -1);
+  EXPECT_TRUE(r1.outcome.failure == Failure::kPhase1);
+  EXPECT_TRUE(Contains(r1.outcome.message, "aclnnSwiGluGradGetWorkspaceSize failed with "
+                                           "ACLNN_ERR_INNER_CREATE_EXECUTOR (561101)"))
+      << r1.outcome.message;
+  EXPECT_TRUE(Contains(r1.outcome.message, "; dim -1")) << r1.outcome.message;
+  EXPECT_TRUE(NoLeaks());
+  fake_cann::Faults p2;
+  p2.phase2_status = 361001;
+  fake_cann::Reset(p2);
+  PairRun r2(DataType::kFloat32, {5});
+  EXPECT_TRUE(r2.outcome.failure == Failure::kPhase2);
+  EXPECT_TRUE(Contains(r2.outcome.message, "aclnnSwiGluGrad failed with ACLNN_ERR_RUNTIME_ERROR (361001)"))
+      << r2.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().copies.size(), size_t{2});  // nothing copied out of a failed run
+  EXPECT_TRUE(NoLeaks());
+  // Each of the pair form's four copies.
+  for (int call = 0; call < 4; ++call) {
+    fake_cann::Faults f;
+    f.fail_memcpy_call = call;
+    fake_cann::Reset(f);
+    PairRun r(DataType::kFloat16, {2, 3});
+    EXPECT_TRUE(r.outcome.failure == Failure::kCopy) << call;
+    EXPECT_EQ(r.outcome.status, 107000);
+    EXPECT_TRUE(Contains(r.outcome.message, "SwiGluGrad on Ascend (pair form): aclrtMemcpyAsync of " +
+                                                std::string(call < 2 ? (call == 0 ? "a" : "b") : (call == 2 ? "dA" : "dB"))))
+        << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "set to fail at call " + std::to_string(call))) << r.outcome.message;
+    EXPECT_EQ(fake_cann::Calls().copies.size(), size_t(call + 1));
+    EXPECT_EQ(fake_cann::Calls().phase2_calls, call < 2 ? 0 : 1);
+    EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kInternal);
+    EXPECT_TRUE(NoLeaks()) << call;
+  }
+  // The staging, then CANN's workspace.
+  fake_cann::Reset();
+  Buffer g(DataType::kFloat32, {4}), a(DataType::kFloat32, {4}), b(DataType::kFloat32, {4}),
+      da(DataType::kFloat32, {4}), db(DataType::kFloat32, {4});
+  Allocator none;
+  none.fail = true;
+  Outcome o = jas::ascend::SwiGluGradPair(CompleteFakeCann(), kStream, none.Source(), g.op(), a.op(), b.op(), da.op(),
+                                          db.op());
+  EXPECT_TRUE(o.failure == Failure::kWorkspace);
+  EXPECT_TRUE(Contains(o.message, "could not allocate the " + std::to_string(jas::ascend::PairStagingBytes(16)) +
+                                      " bytes of device memory SwiGluGrad's pair form stages"))
+      << o.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  EXPECT_TRUE(fake_cann::Calls().copies.empty());
+  fake_cann::Reset();
+  PackedRun packed(DataType::kFloat32, {2, 4}, 1, CompleteFakeCann());
+  ASSERT_TRUE(packed.outcome.ok()) << packed.outcome.message;
+  Allocator refuse;
+  refuse.fail = true;
+  o = jas::ascend::SwiGluGradPacked(CompleteFakeCann(), kStream, refuse.Source(), packed.g.op(), packed.x.op(), 1,
+                                    packed.out.op());
+  EXPECT_TRUE(o.failure == Failure::kWorkspace);
+  EXPECT_TRUE(Contains(o.message, "could not allocate the 32 bytes of device workspace "
+                                  "aclnnSwiGluGradGetWorkspaceSize asked for (phase 1's executor is released"))
+      << o.message;
+  EXPECT_TRUE(NoLeaks());
+  // A thread without a current context.
+  fake_cann::Faults no_device;
+  no_device.device = -1;
+  fake_cann::Reset(no_device);
+  PackedRun nc(DataType::kFloat32, {2, 4}, 1);
+  EXPECT_TRUE(nc.outcome.failure == Failure::kNoContext);
+  EXPECT_TRUE(Contains(nc.outcome.message, "SwiGluGrad on Ascend needs a current ACL context")) << nc.outcome.message;
+  EXPECT_TRUE(Contains(nc.outcome.message, "since CANN's aclnnSwiGluGrad reads")) << nc.outcome.message;
+}
+
+TEST(ascend_swiglu, fake_refuses_what_canns_aclnn_swi_glu_grad_refuses) {
+  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 6}), out(DataType::kFloat32, {2, 6});
+  Buffer xo(DataType::kFloat32, {2, 5}), g0(DataType::kFloat32, {2, 3});
+  struct Tensor {
+    Dims dims, strides;
+    cann::aclDataType dtype;
+    void* data;
+  };
+  auto run = [&](const Tensor& tg, const Tensor& tx, const Tensor& to, int64_t dim) {
+    const Tensor* ts[3] = {&tg, &tx, &to};
+    cann::aclTensor* t[3];
+    for (int i = 0; i < 3; ++i) {
+      t[i] = api.aclCreateTensor(ts[i]->dims.data(), ts[i]->dims.size(), ts[i]->dtype, ts[i]->strides.data(), 0,
+                                 cann::ACL_FORMAT_ND, ts[i]->dims.data(), ts[i]->dims.size(), ts[i]->data);
+    }
+    uint64_t ws = 0;
+    cann::aclOpExecutor* e = nullptr;
+    const cann::aclnnStatus s = api.aclnnSwiGluGradGetWorkspaceSize(t[0], t[1], dim, t[2], &ws, &e);
+    if (s == 0) api.aclDestroyAclOpExecutor(e);
+    for (cann::aclTensor* one : t) api.aclDestroyTensor(one);
+    return std::make_pair(s, std::string(api.aclGetRecentErrMsg()));
+  };
+  const Tensor tg{{2, 3}, {3, 1}, cann::ACL_FLOAT, g.bytes.data()}, tx{{2, 6}, {6, 1}, cann::ACL_FLOAT, x.bytes.data()},
+      to{{2, 6}, {6, 1}, cann::ACL_FLOAT, out.bytes.data()};
+  fake_cann::Reset();
+  EXPECT_EQ(run(tg, tx, to, -1).first, 0);
+  EXPECT_EQ(run(tg, tx, to, 1).first, 0);
+  struct Case {
+    Tensor g, x, out;
+    int64_t dim;
+    const char* message;
+  };
+  const Case refused[] = {
+      {tg, tx, to, 2, "dim 2 is out of range for x [2,6]"},
+      {tg, tx, to, 0, "yGrad [2,3] must be x [2,6] halved along dim 0"},
+      {tg, {{2, 5}, {5, 1}, cann::ACL_FLOAT, xo.bytes.data()}, {{2, 5}, {5, 1}, cann::ACL_FLOAT, xo.bytes.data()}, -1,
+       "has an odd size along dim 1"},
+      {{{2, 3}, {1, 2}, cann::ACL_FLOAT, g.bytes.data()}, tx, to, -1, "yGrad must be contiguous"},
+      {{{2, 3}, {3, 1}, cann::ACL_FLOAT16, g.bytes.data()}, tx, to, -1, "must share one dtype"},
+      {{{0, 3}, {3, 1}, cann::ACL_FLOAT, g.bytes.data()}, {{0, 6}, {6, 1}, cann::ACL_FLOAT, x.bytes.data()},
+       {{0, 6}, {6, 1}, cann::ACL_FLOAT, out.bytes.data()}, -1, "yGrad is empty"},
+  };
+  for (const Case& c : refused) {
+    const auto [status, message] = run(c.g, c.x, c.out, c.dim);
+    EXPECT_EQ(status, 161002) << c.message;
+    EXPECT_TRUE(Contains(message, c.message)) << message;
+  }
+  const Tensor bg{{2, 3}, {3, 1}, cann::ACL_BF16, g.bytes.data()}, bx{{2, 6}, {6, 1}, cann::ACL_BF16, x.bytes.data()},
+      bo{{2, 6}, {6, 1}, cann::ACL_BF16, out.bytes.data()};
+  {
+    Devices d("310P");
+    fake_cann::Reset();
+    EXPECT_EQ(run(tg, tx, to, -1).first, 0);
+    const auto [status, message] = run(bg, bx, bo, -1);
+    EXPECT_EQ(status, 161002);
+    EXPECT_TRUE(Contains(message, "bfloat16 refused on device 0 (NpuArch 2002)")) << message;
+  }
+  {
+    Devices d("910A");
+    fake_cann::Reset();
+    const auto [status, message] = run(tg, tx, to, -1);
+    EXPECT_EQ(status, 161002);
+    EXPECT_TRUE(Contains(message, "not supported on device 0 (NpuArch 1001)")) << message;
+  }
+  fake_cann::Faults none;
+  none.device = -1;
+  fake_cann::Reset(none);
+  EXPECT_TRUE(Contains(run(tg, tx, to, -1).second, "not supported on no current device"));
+  // A SwiGluGrad executor is not SiluBackward's to run.
+  fake_cann::Reset();
+  cann::aclTensor* t[3];
+  const Tensor* ts[3] = {&tg, &tx, &to};
+  for (int i = 0; i < 3; ++i) {
+    t[i] = api.aclCreateTensor(ts[i]->dims.data(), 2, cann::ACL_FLOAT, ts[i]->strides.data(), 0, cann::ACL_FORMAT_ND,
+                               ts[i]->dims.data(), 2, ts[i]->data);
+  }
+  uint64_t ws = 0;
+  cann::aclOpExecutor* e = nullptr;
+  ASSERT_EQ(api.aclnnSwiGluGradGetWorkspaceSize(t[0], t[1], -1, t[2], &ws, &e), 0);
+  EXPECT_EQ(api.aclnnSiluBackward(nullptr, 0, e, kStream), 561103);
+  for (cann::aclTensor* one : t) api.aclDestroyTensor(one);
+  EXPECT_TRUE(NoLeaks());
+}
+
+TEST(ascend_swiglu, the_chip_table_has_swiglu_grad_where_canns_op_definitions_build_it) {
+  struct Row {
+    int64_t arch;
+    bool runs, bfloat16;
+  };
+  for (const Row& r : {Row{2201, true, true}, Row{3510, true, true}, Row{2002, true, false}, Row{1001, false, false},
+                       Row{3002, false, false}, Row{0, true, true}}) {
+    const jas::ascend::ChipClass& c = jas::ascend::ClassOfNpuArch(r.arch);
+    EXPECT_EQ(c.swiglu_grad, r.runs) << r.arch;
+    EXPECT_EQ(c.swiglu_grad_bfloat16, r.bfloat16) << r.arch;
+  }
+  EXPECT_EQ(jas::ascend::SwiGluDtypesTaken(jas::ascend::ClassOfNpuArch(2002)), std::string("float32, float16"));
+  EXPECT_EQ(jas::ascend::NpuArchOfSocName("Ascend310P3"), int64_t{2002});
+}
+
+TEST(ascend_swiglu_loader, a_cann_without_swiglu_grad_still_serves_silu_grad_and_says_what_to_install) {
+  const Cann cann = Cann::Load(In({FakeDir("legacy/lib64")}));
+  ASSERT_TRUE(cann.ok()) << cann.problem();
+  EXPECT_TRUE(!cann.swiglu_ok());
+  EXPECT_TRUE(cann.swiglu_library() == nullptr);
+  EXPECT_TRUE(cann.api().aclnnSwiGluGrad == nullptr && cann.api().aclnnSwiGluGradGetWorkspaceSize == nullptr);
+  EXPECT_TRUE(Contains(cann.swiglu_problem(),
+                       "SwiGluGrad's operator library: aclnnSwiGluGradGetWorkspaceSize in libcust_opapi.so, "
+                       "libopapi_*.so, libopapi.so not found in " + FakeDir("legacy/lib64")))
+      << cann.swiglu_problem();
+  EXPECT_TRUE(Contains(cann.swiglu_problem(), "libopapi.so has no aclnnSwiGluGradGetWorkspaceSize"))
+      << cann.swiglu_problem();
+  EXPECT_TRUE(Contains(cann.swiglu_problem(), "install CANN 8.0.RC1 or later")) << cann.swiglu_problem();
+  EXPECT_TRUE(Contains(cann.notes()[0], "install CANN 8.0.RC1 or later"));
+  fake_cann::Reset();
+  fake_cann::ReleaseAll();
+  PackedRun r(DataType::kFloat32, {2, 4}, -1, cann);
+  EXPECT_TRUE(r.outcome.failure == Failure::kNoCann);
+  EXPECT_TRUE(Contains(r.outcome.message, "SwiGluGrad on Ascend needs CANN, which was not found or is incomplete:\n"
+                                          "SwiGluGrad's operator library: aclnnSwiGluGradGetWorkspaceSize"))
+      << r.outcome.message;
+  EXPECT_TRUE(jas::ascend::ToFfiError(r.outcome).errc() == xla::ffi::ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  GlueRun silu(DataType::kFloat32, {3, 4}, {3, 4}, {3, 4}, cann);  // SiluGrad unaffected
+  EXPECT_TRUE(silu.outcome.ok()) << silu.outcome.message;
+  EXPECT_TRUE(silu.matches_cann());
+}
+
+TEST(ascend_swiglu_loader, a_complete_cann_serves_both_from_one_library) {
+  const Cann& cann = CompleteFakeCann();
+  ASSERT_TRUE(cann.swiglu_ok()) << cann.swiglu_problem();
+  ASSERT_TRUE(cann.swiglu_library() != nullptr);
+  EXPECT_EQ(cann.swiglu_library()->path, cann.operator_library()->path);
+  EXPECT_TRUE(cann.api().aclrtMemcpyAsync != nullptr);
+  EXPECT_TRUE(cann.notes().empty());
+}
+
+TEST(ascend_operator_lookup, each_operator_is_looked_up_on_its_own_as_torch_npu_looks_up_each_symbol) {
+  // The custom package has aclnnSiluBackward alone: SwiGluGrad comes from CANN's own library.
+  Environment(FakeDir("cann9").c_str(), nullptr, FakeDir("custom").c_str());
+  CannSearch search = jas::ascend::SearchFromEnvironment();
+  search.loader_path = false;
+  const Cann cann = Cann::Load(search);
+  ASSERT_TRUE(cann.swiglu_ok()) << cann.problem() << cann.swiglu_problem();
+  EXPECT_EQ(cann.operator_library()->path, FakeDir("custom") + "/op_api/lib/libcust_opapi.so");
+  EXPECT_EQ(cann.swiglu_library()->path, FakeDir("cann9/lib64/libopapi_nn.so"));
+  fake_cann::Reset();
+  PackedRun r(DataType::kFloat32, {2, 4}, -1, cann);
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().operator_library, std::string("libopapi_nn"));
+  EXPECT_TRUE(r.matches_cann());
+  Environment(nullptr, nullptr, nullptr);
 }

@@ -16,33 +16,14 @@
 #include "cuda/executor.h"
 #include "cuda/grid.h"
 #include "cuda/silu_grad_cuda.h"
+#include "fake_desc.h"
 #include "kernel_test_util.h"
 
 namespace {
 
 using Dims = std::vector<int64_t>;
 
-struct Desc {
-  Dims dims;
-  Dims strides;  // empty: row-major
-  jas::DataType dtype = jas::DataType::kFloat32;
-  int64_t offset = 0;
-  int64_t storage = -1;  // -1: exactly what the view needs
-
-  jas::TensorDesc get() const {
-    jas::TensorDesc d;
-    d.dtype = dtype;
-    d.rank = static_cast<int64_t>(dims.size());
-    d.dims = dims.data();
-    d.strides = strides.empty() ? nullptr : strides.data();
-    d.offset = offset;
-    int64_t n = 1;
-    for (int64_t v : dims) n *= v;
-    d.storage_numel = storage >= 0 ? storage : offset + n * 64;  // generous unless told
-    d.data = reinterpret_cast<void*>(uintptr_t{0x1000});      // never dereferenced here
-    return d;
-  }
-};
+using jas::test::Desc;
 
 jas::Status CpuStatus(const Desc& g, const Desc& x, const Desc& out) {
   const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();

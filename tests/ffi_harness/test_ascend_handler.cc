@@ -31,6 +31,7 @@
 
 #include "ascend/cann.h"
 #include "ascend/cann_loader.h"
+#include "ascend/glue.h"
 #include "cann_reference.h"
 #include "fake_cann.h"
 #include "ffi_harness.h"
@@ -584,6 +585,275 @@ TEST(ascend_handler_without_cann, an_empty_result_needs_no_cann) {
   EXPECT_TRUE(o.ok) << o.message;
   EXPECT_TRUE(Untouched(out));
   ExpectCleanCall(context, "empty without CANN");
+}
+
+// --- SwiGluGrad (JaxAscendSwiGluGradAscend) ---------------------------------------------
+//
+// TEST(ascend_swiglu_handler, ...) runs once, on the complete fake install;
+// each test sets the chip of device 0 itself and runs on every one.
+
+// Sets $JAX_ASCEND_SILU_FAKE_CHIP for one scope.
+struct ChipScope {
+  std::string saved;
+  explicit ChipScope(const char* chip) {
+    const char* v = std::getenv("JAX_ASCEND_SILU_FAKE_CHIP");
+    saved = v != nullptr ? v : "910B";  // the fake's default
+    setenv("JAX_ASCEND_SILU_FAKE_CHIP", chip, 1);
+  }
+  ~ChipScope() { setenv("JAX_ASCEND_SILU_FAKE_CHIP", saved.c_str(), 1); }
+};
+
+const char* const kChips[] = {"910B", "950", "310P", "910A"};
+
+// One SwiGluGrad call: packed, (grad_output, x) -> out with `axis`; pair,
+// (grad_output, a, b) -> (grad_a, grad_b).
+struct SwiGluRun {
+  std::vector<Operand> args, rets;
+  int64_t axis = -1;
+  Log log;
+  Outcome outcome;
+};
+
+SwiGluRun Packed(DataType t, const Dims& x, int64_t axis) {
+  Dims g = x;
+  g[axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis] /= 2;
+  SwiGluRun r{{Contiguous(t, g), Contiguous(t, x)}, {Contiguous(t, x)}, axis, {}, {}};
+  jas::test::Rng rng(13);
+  jas::test::FillRandom(r.args[0], rng, 2.0);
+  jas::test::FillRandom(r.args[1], rng, 6.0);
+  return r;
+}
+
+SwiGluRun Pair(DataType t, const Dims& dims) {
+  SwiGluRun r{{Contiguous(t, dims), Contiguous(t, dims), Contiguous(t, dims)},
+              {Contiguous(t, dims), Contiguous(t, dims)}, 0, {}, {}};
+  jas::test::Rng rng(17);
+  for (int i = 0; i < 3; ++i) jas::test::FillRandom(r.args[i], rng, i == 0 ? 2.0 : 6.0);
+  return r;
+}
+
+// Calls the handler on r's operands, device 0 current, as XLA does.
+void CallSwiGlu(SwiGluRun& r, const fake_cann::Faults& faults = {}, Options options = Plugin()) {
+  ResetFake(faults);
+  SetDevice(0);
+  Context context(options);
+  CallFrame frame(context);
+  for (Operand& a : r.args) frame.Arg(XlaType(a.dtype), a.dims, a.bytes.data());
+  for (Operand& o : r.rets) frame.Ret(XlaType(o.dtype), o.dims, o.bytes.data());
+  frame.Attr("axis", r.axis);
+  r.outcome = Call(&JaxAscendSwiGluGradAscend, frame);
+  r.log = context.log();
+  ExpectCleanCall(context, "SwiGluGrad");
+}
+
+// dA and dB of each element pair against CANN's formula (packed: the halves of x along axis).
+void CheckSwiGluAgainstCann(const SwiGluRun& r, const std::string& what) {
+  const bool packed = r.args.size() == 2;
+  const Operand& g = r.args[0];
+  const Dims& dims = packed ? r.args[1].dims : g.dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const int64_t d = packed ? (r.axis < 0 ? r.axis + rank : r.axis) : 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t j = 0; j < d && packed; ++j) outer *= dims[j];
+  for (int64_t j = packed ? d + 1 : 0; j < rank; ++j) inner *= dims[j];
+  const int64_t half = packed ? dims[d] / 2 * inner : inner;
+  int failures = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < half; ++k) {
+      const int64_t ia = packed ? o * 2 * half + k : k, ib = packed ? ia + half : k;
+      const Operand& a = r.args[1];
+      const Operand& b = packed ? r.args[1] : r.args[2];
+      const Operand& da = r.rets[0];
+      const Operand& db = packed ? r.rets[0] : r.rets[1];
+      std::string why;
+      if (!cann_reference::SwiGluMatches(g.dtype, g.Value(o * half + k), a.Value(ia), b.Value(ib), da.Value(ia),
+                                         db.Value(ib), &why) &&
+          ++failures <= 5) {
+        ADD_FAILURE() << what << ": " << why;
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+// The chip's verdict on a call that reached the glue: true when it should have run.
+bool ExpectChipVerdict(const SwiGluRun& r, Chip chip, DataType t, const std::string& what) {
+  if (chip == Chip::k910A) {
+    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_UNIMPLEMENTED) << what << ": " << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "CANN has no aclnnSwiGluGrad kernel for Ascend910A")) << r.outcome.message;
+    EXPECT_TRUE(r.log.allocations.empty()) << what;
+    return false;
+  }
+  if (chip == Chip::k310P && t == DataType::kBFloat16) {
+    EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << what << ": " << r.outcome.message;
+    EXPECT_TRUE(Contains(r.outcome.message, "bfloat16 is not supported on Ascend310P3")) << r.outcome.message;
+    EXPECT_EQ(fake_cann::Calls().phase2_calls, 0) << what;
+    return false;
+  }
+  EXPECT_TRUE(r.outcome.ok) << what << ": " << CodeName(r.outcome.code) << " " << r.outcome.message;
+  return r.outcome.ok;
+}
+
+TEST(ascend_swiglu_handler, packed_results_are_canns_formula_along_every_axis_dtype_and_chip) {
+  struct Case {
+    Dims x;
+    int64_t axis;
+  };
+  for (const char* name : kChips) {
+    ChipScope scope(name);
+    for (DataType t : kTypes) {
+      for (const Case& c : {Case{{3, 8}, -1}, Case{{4, 3}, 0}, Case{{2, 6, 5}, 1}, Case{{10}, 0}}) {
+        const std::string what = std::string(name) + " " + DtypeName(t) + " x " + jas::test::ToString(c.x) +
+                                 " axis " + std::to_string(c.axis);
+        SwiGluRun r = Packed(t, c.x, c.axis);
+        CallSwiGlu(r);
+        const Chip chip = fake_cann::CurrentChip();
+        if (ExpectChipVerdict(r, chip, t, what)) {
+          CheckSwiGluAgainstCann(r, what);
+          const fake_cann::Record& rec = fake_cann::Calls();
+          EXPECT_EQ(rec.swiglu_dim, c.axis) << what;
+          EXPECT_EQ(rec.stream, kStream) << what;
+          EXPECT_TRUE(rec.copies.empty()) << what;
+          // CANN's workspace only (the 950 tiling's), from XLA and back.
+          EXPECT_EQ(r.log.allocations.size(), size_t{chip == Chip::k950 ? 1u : 0u}) << what;
+          EXPECT_EQ(r.log.frees.size(), r.log.allocations.size()) << what;
+        }
+        EXPECT_TRUE(NoCannLeaks()) << what;
+      }
+    }
+  }
+}
+
+TEST(ascend_swiglu_handler, pair_results_are_canns_formula_staged_in_xla_scratch_memory) {
+  for (const char* name : kChips) {
+    ChipScope scope(name);
+    for (DataType t : kTypes) {
+      for (const Dims& dims : {Dims{3, 5}, Dims{}, Dims{2, 1, 4}}) {
+        const std::string what = std::string(name) + " " + DtypeName(t) + " " + jas::test::ToString(dims);
+        SwiGluRun r = Pair(t, dims);
+        CallSwiGlu(r);
+        const Chip chip = fake_cann::CurrentChip();
+        if (ExpectChipVerdict(r, chip, t, what)) {
+          CheckSwiGluAgainstCann(r, what);
+          const uint64_t half = static_cast<uint64_t>(jas::test::Numel(dims)) * (t == DataType::kFloat32 ? 4 : 2);
+          ASSERT_EQ(r.log.allocations.size(), size_t{chip == Chip::k950 ? 2u : 1u}) << what;
+          EXPECT_EQ(r.log.allocations[0].size, jas::ascend::PairStagingBytes(half)) << what;
+          EXPECT_EQ(r.log.frees.size(), r.log.allocations.size()) << what;  // all given back after the call
+          const fake_cann::Record& rec = fake_cann::Calls();
+          ASSERT_EQ(rec.copies.size(), size_t{4}) << what;
+          for (const fake_cann::CopyRecord& c : rec.copies) EXPECT_EQ(c.stream, kStream) << what;
+          EXPECT_EQ(rec.copies[0].dst, r.log.allocations[0].data) << what;
+          EXPECT_EQ(rec.copies[2].dst, static_cast<void*>(r.rets[0].bytes.data())) << what;
+          EXPECT_EQ(rec.copies[3].dst, static_cast<void*>(r.rets[1].bytes.data())) << what;
+        }
+        EXPECT_TRUE(NoCannLeaks()) << what;
+      }
+    }
+  }
+}
+
+TEST(ascend_swiglu_handler, bad_operands_are_invalid_argument_naming_swiglu_grad_before_any_cann_call) {
+  struct Case {
+    SwiGluRun run;
+    const char* reason;
+  };
+  Case cases[] = {
+      {Packed(DataType::kFloat32, {2, 6}, -1), ""},
+      {Packed(DataType::kFloat32, {2, 6}, -1), "dim 2 is out of range for x float32[2,6]"},
+      {Packed(DataType::kFloat32, {2, 6}, -1), "differ in dtype"},
+      {Pair(DataType::kFloat32, {3}), "b float32[4] and yGrad float32[3] differ in shape"},
+  };
+  cases[0].run.args[1] = Contiguous(DataType::kFloat32, {2, 5});  // odd along the axis
+  cases[0].run.rets[0] = Contiguous(DataType::kFloat32, {2, 5});
+  cases[0].reason = "x float32[2,5] has an odd size along dim 1";
+  cases[1].run.axis = 2;
+  cases[2].run.args[0] = Contiguous(DataType::kFloat16, {2, 3});
+  cases[3].run.args[2] = Contiguous(DataType::kFloat32, {4});
+  for (Case& c : cases) {
+    CallSwiGlu(c.run);
+    const Outcome& o = c.run.outcome;
+    EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << c.reason << ": " << o.message;
+    EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SwiGluGrad on Ascend refused its operands with "
+                                    "ACLNN_ERR_PARAM_INVALID (161002) before any CANN call"))
+        << o.message;
+    EXPECT_TRUE(Contains(o.message, c.reason)) << o.message;
+    EXPECT_EQ(fake_cann::Calls().create_calls, 0) << c.reason;
+    EXPECT_TRUE(c.run.log.allocations.empty()) << c.reason;
+    for (const Operand& out : c.run.rets) EXPECT_TRUE(Untouched(out)) << c.reason;
+  }
+  // float64: named with XLA's type, by the handler.
+  std::vector<unsigned char> g(2 * 2 * 8), x(2 * 4 * 8), out(2 * 4 * 8, 0x5a);
+  ResetFake();
+  SetDevice(0);
+  Context context(Plugin());
+  CallFrame frame(context);
+  frame.Arg(XLA_FFI_DataType_F64, {2, 2}, g.data())
+      .Arg(XLA_FFI_DataType_F64, {2, 4}, x.data())
+      .Ret(XLA_FFI_DataType_F64, {2, 4}, out.data())
+      .Attr("axis", int64_t{-1});
+  Outcome o = Call(&JaxAscendSwiGluGradAscend, frame);
+  EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
+  EXPECT_TRUE(Contains(o.message, "jax_ascend_silu: SwiGluGrad on Ascend takes float32, float16, bfloat16; got "
+                                  "grad_output float64[2,2], x float64[2,4], out float64[2,4]"))
+      << o.message;
+  // Three inputs and one result: neither form.
+  CallFrame odd(context);
+  odd.Arg(XLA_FFI_DataType_F32, {2}, g.data())
+      .Arg(XLA_FFI_DataType_F32, {2}, x.data())
+      .Arg(XLA_FFI_DataType_F32, {2}, x.data())
+      .Ret(XLA_FFI_DataType_F32, {2}, out.data())
+      .Attr("axis", int64_t{-1});
+  o = Call(&JaxAscendSwiGluGradAscend, odd);
+  EXPECT_EQ(o.code, XLA_FFI_Error_Code_INVALID_ARGUMENT) << o.message;
+  EXPECT_TRUE(Contains(o.message, "SwiGluGrad takes (grad_output, x) -> out or (grad_output, a, b) -> "
+                                  "(grad_a, grad_b); got 3 operands and 1 results"))
+      << o.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+  ExpectCleanCall(context, "float64 and arity");
+}
+
+TEST(ascend_swiglu_handler, failures_in_the_pair_form_give_back_every_allocation) {
+  ChipScope scope("950");
+  fake_cann::Faults copy;
+  copy.fail_memcpy_call = 2;  // dA out
+  SwiGluRun r = Pair(DataType::kFloat32, {4});
+  CallSwiGlu(r, copy);
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_INTERNAL) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "aclrtMemcpyAsync of dA into grad_a")) << r.outcome.message;
+  EXPECT_EQ(r.log.frees.size(), r.log.allocations.size());
+  EXPECT_TRUE(NoCannLeaks());
+  Options refuse = Plugin();
+  refuse.refuse_allocations = true;
+  SwiGluRun s = Pair(DataType::kFloat32, {4});
+  CallSwiGlu(s, {}, refuse);
+  EXPECT_EQ(s.outcome.code, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED) << s.outcome.message;
+  EXPECT_TRUE(Contains(s.outcome.message, "SwiGluGrad's pair form stages x = [a | b]")) << s.outcome.message;
+  EXPECT_EQ(fake_cann::Calls().create_calls, 0);
+}
+
+TEST(ascend_swiglu_handler, is_registered_beside_silu_grad_and_declares_no_traits) {
+  const Metadata m = QueryMetadata(&JaxAscendSwiGluGradAscend);
+  ASSERT_TRUE(m.outcome.ok) << m.outcome.message;
+  EXPECT_EQ(m.traits, XLA_FFI_Handler_Traits{0});
+  EXPECT_EQ(Surprises(), std::vector<std::string>{});
+}
+
+// An install older than CANN 8.0.RC1 (legacy/): SwiGluGrad says what to
+// install; SiluGrad runs.
+TEST(ascend_swiglu_handler_old_cann, swiglu_grad_is_failed_precondition_naming_the_symbol_and_silu_grad_runs) {
+  SwiGluRun r = Packed(DataType::kFloat32, {2, 4}, -1);
+  CallSwiGlu(r);
+  EXPECT_EQ(r.outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "jax_ascend_silu: SwiGluGrad on Ascend needs CANN")) << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "aclnnSwiGluGradGetWorkspaceSize in libcust_opapi.so, libopapi_*.so, "
+                                          "libopapi.so not found"))
+      << r.outcome.message;
+  EXPECT_TRUE(Contains(r.outcome.message, "install CANN 8.0.RC1 or later")) << r.outcome.message;
+  EXPECT_TRUE(Untouched(r.rets[0]));
+  fake_cann::ReleaseAll();
+  AscendRun silu = RunHandler(DataType::kFloat32, {{3, 4}, {3, 4}, {3, 4}});
+  ASSERT_TRUE(silu.outcome.ok) << silu.outcome.message;
+  CheckAgainstCann(silu.grad_output, silu.self, silu.grad_input, "SiluGrad on an older CANN");
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// Phase 1 of SwiGluGrad for a backend whose plan is the checked layout
+// itself (the CPU's and the CUDA backend's): the outputs cleared first, the
+// operands checked (swiglu_validate.cc, so every backend accepts and refuses
+// the same calls with the same codes), the executor made.
+#ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_PLAN_H_
+#define JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_PLAN_H_
+
+#include <cstdint>
+#include <new>
+
+#include "swiglu_grad.h"
+
+namespace jas {
+
+// Executor is an aggregate whose one member is the SwiGluLayout. The
+// workspace is always 0 bytes.
+template <class Executor, class CheckFn>
+Status PlanSwiGlu(uint64_t* workspace_size, Executor** executor, CheckFn&& check) {
+  if (executor != nullptr) *executor = nullptr;
+  if (workspace_size != nullptr) *workspace_size = 0;
+  if (workspace_size == nullptr || executor == nullptr) return kErrParamNullptr;
+  SwiGluLayout layout;
+  if (Status s = check(&layout); s != kSuccess) return s;
+  *executor = new (std::nothrow) Executor{layout};
+  return *executor == nullptr ? kErrInnerCreateExecutor : kSuccess;
+}
+
+// The packed form (CheckSwiGluPacked).
+template <class Executor>
+Status PlanSwiGluPacked(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim, const TensorDesc* out,
+                        uint64_t* workspace_size, Executor** executor) {
+  return PlanSwiGlu(workspace_size, executor, [&](SwiGluLayout* layout) {
+    return CheckSwiGluPacked(y_grad, x, dim, out, layout, nullptr);
+  });
+}
+
+// The pair form (CheckSwiGluPair).
+template <class Executor>
+Status PlanSwiGluPair(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
+                      const TensorDesc* grad_a, const TensorDesc* grad_b, uint64_t* workspace_size,
+                      Executor** executor) {
+  return PlanSwiGlu(workspace_size, executor, [&](SwiGluLayout* layout) {
+    return CheckSwiGluPair(y_grad, a, b, grad_a, grad_b, layout, nullptr);
+  });
+}
+
+}  // namespace jas
+
+#endif  // JAX_ASCEND_SILU_KERNEL_COMMON_SWIGLU_PLAN_H_

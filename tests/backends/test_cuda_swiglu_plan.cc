@@ -1,0 +1,395 @@
+// SwiGluGrad's CUDA backend on the host: its phase 1 must accept and refuse
+// exactly what the CPU's does, with the same status codes and layout; its
+// kernel's walk (kernel/cuda/grid.h's SwiGluWalk), run for every thread of a
+// simulated grid, must write every element of dA and dB exactly once and
+// nothing else, with the CPU kernel's bits. Needs no GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/isa.h"
+#include "cpu/swiglu_grad_cpu.h"
+#include "cuda/executor.h"
+#include "cuda/grid.h"
+#include "cuda/swiglu_grad_cuda.h"
+#include "fake_desc.h"
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+using jas::DataType;
+using jas::Status;
+using jas::cuda::SwiGluIndex;
+
+constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16};
+
+// An H200 as the launches see it (test_cuda_plan.cc's): 132 multiprocessors,
+// two blocks of the kernel on each at once.
+constexpr jas::cuda::DeviceShape kH200{132, 2};
+
+using jas::test::Desc;
+
+// One backend's phase 1: its status, workspace size and (CUDA) layout.
+struct Planned {
+  Status status;
+  uint64_t workspace = 99;
+  jas::SwiGluLayout layout;
+};
+
+void Keep(const jas::SwiGluGradCudaExecutor* e, Planned* p) {
+  p->layout = e->layout;
+  jas::SwiGluGradCudaDestroyExecutor(const_cast<jas::SwiGluGradCudaExecutor*>(e));
+}
+void Keep(const jas::SwiGluGradExecutor* e, Planned*) {  // opaque: released only
+  jas::SwiGluGradDestroyExecutor(const_cast<jas::SwiGluGradExecutor*>(e));
+}
+
+// `get(&workspace, &executor)` is one backend's GetWorkspaceSize on the operands.
+template <class Executor, class Get>
+Planned Plan(Get get) {
+  Planned p;
+  Executor* e = nullptr;
+  p.status = get(&p.workspace, &e);
+  if (e != nullptr) Keep(e, &p);
+  return p;
+}
+
+// Packed: [0] the CPU's, [1] the CUDA backend's.
+std::vector<Planned> BothPacked(const Desc& g, const Desc& x, int64_t dim, const Desc& out) {
+  const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
+  return {Plan<jas::SwiGluGradExecutor>([&](uint64_t* ws, jas::SwiGluGradExecutor** e) {
+            return jas::SwiGluGradGetWorkspaceSize(&a, &b, dim, &c, ws, e);
+          }),
+          Plan<jas::SwiGluGradCudaExecutor>([&](uint64_t* ws, jas::SwiGluGradCudaExecutor** e) {
+            return jas::SwiGluGradCudaGetWorkspaceSize(&a, &b, dim, &c, ws, e);
+          })};
+}
+
+// Pair: [0] the CPU's, [1] the CUDA backend's.
+std::vector<Planned> BothPair(const std::vector<Desc>& d) {
+  const jas::TensorDesc t[5] = {d[0].get(), d[1].get(), d[2].get(), d[3].get(), d[4].get()};
+  return {Plan<jas::SwiGluGradExecutor>([&](uint64_t* ws, jas::SwiGluGradExecutor** e) {
+            return jas::SwiGluGradPairGetWorkspaceSize(&t[0], &t[1], &t[2], &t[3], &t[4], ws, e);
+          }),
+          Plan<jas::SwiGluGradCudaExecutor>([&](uint64_t* ws, jas::SwiGluGradCudaExecutor** e) {
+            return jas::SwiGluGradCudaPairGetWorkspaceSize(&t[0], &t[1], &t[2], &t[3], &t[4], ws, e);
+          })};
+}
+
+}  // namespace
+
+TEST(cuda_swiglu_plan, packed_form_has_the_cpu_phase_ones_status_codes) {
+  const Desc g{{3, 4}}, x{{3, 8}};
+  Desc f16 = x;
+  f16.dtype = DataType::kFloat16;
+  Desc f64 = x;
+  f64.dtype = static_cast<DataType>(-1);
+  Desc strided{{3, 8}, {16, 1}};
+  Desc short_storage = x;
+  short_storage.storage = 23;
+  Desc no_data = x;
+  no_data.data = 0;
+  struct Case {
+    Desc g, x;
+    int64_t dim;
+    Desc out;
+    Status want;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {g, x, -1, x, 0, "valid, last axis"},
+      {Desc{{3, 8}}, Desc{{6, 8}}, 0, Desc{{6, 8}}, 0, "valid, first axis"},
+      {Desc{{2, 3, 5}}, Desc{{2, 6, 5}}, 1, Desc{{2, 6, 5}}, 0, "valid, middle axis"},
+      {Desc{{4}}, Desc{{8}}, 0, Desc{{8}}, 0, "valid, rank 1"},
+      {g, x, 1, x, 0, "valid, dim 1 of 2"},
+      {g, x, 2, x, 161002, "dim out of range"},
+      {g, x, -3, x, 161002, "negative dim out of range"},
+      {Desc{{3, 3}}, Desc{{3, 7}}, -1, Desc{{3, 7}}, 161002, "odd split"},
+      {g, x, 0, x, 161002, "yGrad not x halved along dim"},
+      {g, x, -1, Desc{{3, 4}}, 161002, "out not x's shape"},
+      {g, f16, -1, x, 161002, "mixed dtypes"},
+      {g, f64, -1, x, 161002, "unsupported dtype"},
+      {g, strided, -1, x, 161002, "not dense row-major"},
+      {g, short_storage, -1, x, 161002, "past its storage"},
+      {Desc{{3, 0}}, Desc{{3, 0}}, -1, Desc{{3, 0}}, 161002, "empty"},
+      {Desc{{}}, Desc{{}}, 0, Desc{{}}, 161002, "rank 0 (packed takes 1 to 8)"},
+      {Desc{{1, 1, 1, 1, 1, 1, 1, 1, 1}}, Desc{{1, 1, 1, 1, 1, 1, 1, 1, 2}}, -1, Desc{{1, 1, 1, 1, 1, 1, 1, 1, 2}},
+       161002, "rank 9"},
+      {g, no_data, -1, x, 161001, "null data"},
+  };
+  for (const Case& c : cases) {
+    const std::vector<Planned> p = BothPacked(c.g, c.x, c.dim, c.out);
+    const Planned &cpu = p[0], &cuda = p[1];
+    EXPECT_EQ(cpu.status, c.want) << c.what;
+    EXPECT_EQ(cuda.status, cpu.status) << c.what;
+    EXPECT_EQ(cuda.workspace, uint64_t{0}) << c.what;  // cleared on failure too
+  }
+  uint64_t ws = 9;
+  auto* e = reinterpret_cast<jas::SwiGluGradCudaExecutor*>(uintptr_t{0x10});
+  const jas::TensorDesc d = x.get(), dg = g.get();
+  EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(nullptr, &d, -1, &d, &ws, &e), jas::kErrParamNullptr);
+  EXPECT_TRUE(e == nullptr);
+  EXPECT_EQ(ws, uint64_t{0});
+  EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &d, -1, &d, nullptr, &e), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &d, -1, &d, &ws, nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SwiGluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::SwiGluGradCudaDestroyExecutor(nullptr), jas::kErrParamNullptr);
+}
+
+TEST(cuda_swiglu_plan, pair_form_has_the_cpu_phase_ones_status_codes) {
+  const Desc f{{3, 4}};
+  Desc f16 = f;
+  f16.dtype = DataType::kFloat16;
+  Desc strided{{3, 4}, {1, 3}};
+  struct Case {
+    std::vector<Desc> d;
+    Status want;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {{f, f, f, f, f}, 0, "valid"},
+      {{Desc{{}}, Desc{{}}, Desc{{}}, Desc{{}}, Desc{{}}}, 0, "valid, rank 0"},
+      {{f, f, Desc{{4}}, f, f}, 161002, "b of another shape (the kernel does not broadcast)"},
+      {{f, f, f, Desc{{3, 5}}, f}, 161002, "grad_a of another shape"},
+      {{f, f, f, f, f16}, 161002, "mixed dtypes"},
+      {{f, strided, f, f, f}, 161002, "not dense row-major"},
+      {{Desc{{0}}, Desc{{0}}, Desc{{0}}, Desc{{0}}, Desc{{0}}}, 161002, "empty"},
+  };
+  for (const Case& c : cases) {
+    const std::vector<Planned> p = BothPair(c.d);
+    const Planned &cpu = p[0], &cuda = p[1];
+    EXPECT_EQ(cpu.status, c.want) << c.what;
+    EXPECT_EQ(cuda.status, cpu.status) << c.what;
+    EXPECT_EQ(cuda.workspace, uint64_t{0}) << c.what;
+  }
+}
+
+// The plan is the checked layout, offsets applied, and picks the walk's index
+// mode: the pair form and a split along the first axis are one dense run; a
+// packed split elsewhere takes FastDivmod below 2^31 elements, 64-bit
+// division from there.
+TEST(cuda_swiglu_plan, layouts_and_launch_geometry) {
+  Desc x{{6, 8}}, out{{6, 8}};
+  x.data = 0x10000;
+  out.data = 0x20000;
+  const Planned last = BothPacked(Desc{{6, 4}}, x, -1, out)[1];
+  ASSERT_EQ(last.status, jas::kSuccess);
+  const jas::SwiGluLayout& l = last.layout;
+  EXPECT_TRUE(l.packed);
+  EXPECT_EQ(l.outer, 6);
+  EXPECT_EQ(l.inner, 4);
+  EXPECT_EQ(l.row, 8);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(l.a), uintptr_t{0x10000});
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(l.b), uintptr_t{0x10000 + 4 * 4});  // B starts half a row in
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(l.grad_b), uintptr_t{0x20000 + 4 * 4});
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l)), SwiGluIndex::kFast);
+
+  const Planned first = BothPacked(Desc{{3, 8}}, x, 0, out)[1];
+  ASSERT_EQ(first.status, jas::kSuccess);
+  EXPECT_EQ(first.layout.outer, 1);
+  EXPECT_EQ(first.layout.inner, 24);
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(first.layout)), SwiGluIndex::kDense);
+
+  const Desc f{{5, 7}};
+  const Planned pair = BothPair({f, f, f, f, f})[1];
+  ASSERT_EQ(pair.status, jas::kSuccess);
+  EXPECT_FALSE(pair.layout.packed);
+  EXPECT_EQ(pair.layout.numel(), 35);
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(pair.layout)), SwiGluIndex::kDense);
+
+  // 2^31 elements and more: 64-bit division (the layout alone; no memory).
+  jas::SwiGluLayout wide;
+  wide.outer = int64_t{1} << 20;
+  wide.inner = int64_t{1} << 11;
+  wide.row = 2 * wide.inner;
+  const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(wide);
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(rows), SwiGluIndex::kWide);
+  // One element per thread and pass: a persistent grid of the device's
+  // blocks for large calls, no more blocks than elements need for small ones.
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(rows, kH200), int64_t{264});
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(l), kH200), int64_t{1});
+  jas::SwiGluLayout mid = l;
+  mid.outer = 1000;
+  mid.inner = 300;  // 300000 elements: 1172 blocks of 256 wanted, the device's 264 taken
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(mid), kH200), int64_t{264});
+  mid.outer = 2;  // 600 elements: 3 blocks
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(mid), kH200), int64_t{3});
+}
+
+// ---- the walk over simulated grids --------------------------------------
+
+namespace {
+
+// Bytes of `n` elements of type t: half of them drawn from the ranges the
+// formula's paths split on (a across the exp's range and the root of s',
+// g and b of moderate size), half raw bit patterns (NaN, infinities,
+// subnormals, huge and tiny values: the general path).
+std::vector<unsigned char> RandomBytes(DataType t, int64_t n, std::mt19937_64& rng, double scale) {
+  const int64_t eb = jas::ElementBytes(t);
+  std::vector<unsigned char> out(static_cast<size_t>(n * eb));
+  std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    if (rng() % 2 == 0) {
+      const float v = normal(rng);
+      std::memcpy(&bits, &v, 4);
+      if (eb == 2) bits >>= 16;  // truncated to bfloat16's bits; float16's are then simply other values
+    }
+    std::memcpy(out.data() + i * eb, &bits, static_cast<size_t>(eb));  // little-endian: the low bytes
+  }
+  return out;
+}
+
+struct Buffers {
+  std::vector<unsigned char> g, x_or_a, b, out_or_da, db;
+};
+
+// Runs SwiGluGradCudaRun's walk on the host for every thread of `blocks`
+// blocks (0: the launch's own grid), each element computed by the CPU's
+// scalar kernel, and checks every result element is written once; returns the
+// results.
+void SimulatedLaunch(const jas::SwiGluLayout& l, SwiGluIndex index, int64_t blocks,
+                     std::vector<int>* writes_da, std::vector<int>* writes_db) {
+  const int64_t eb = jas::ElementBytes(l.dtype);
+  const jas::SwiGluBlockFn element = jas::ScalarKernels()->by_type[jas::DtypeIndex(l.dtype)].swiglu;
+  const auto* g = static_cast<const unsigned char*>(l.y_grad);
+  const auto* a = static_cast<const unsigned char*>(l.a);
+  const auto* b = static_cast<const unsigned char*>(l.b);
+  auto* da = static_cast<unsigned char*>(l.grad_a);
+  auto* db = static_cast<unsigned char*>(l.grad_b);
+  const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(l);
+  const int64_t grid = blocks > 0 ? blocks : jas::cuda::SwiGluLaunch(rows, kH200);
+  auto visit = [&](int64_t i, int64_t at) {
+    element(g + i * eb, a + at * eb, b + at * eb, da + at * eb, db + at * eb, 1);
+    ++writes_da->at(static_cast<size_t>(at));
+    ++writes_db->at(static_cast<size_t>(at));
+  };
+  for (int64_t blk = 0; blk < grid; ++blk) {
+    for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
+      const jas::cuda::Thread thread{blk, grid, t, jas::cuda::kThreads};
+      switch (index) {
+        case SwiGluIndex::kDense: jas::cuda::SwiGluWalk<SwiGluIndex::kDense>(thread, rows, visit); break;
+        case SwiGluIndex::kFast: jas::cuda::SwiGluWalk<SwiGluIndex::kFast>(thread, rows, visit); break;
+        case SwiGluIndex::kWide: jas::cuda::SwiGluWalk<SwiGluIndex::kWide>(thread, rows, visit); break;
+      }
+    }
+  }
+}
+
+// Packed: x of `dims` split along `dim`; the CUDA plan's walk (with `index`,
+// or its own choice when `index` is null) against the CPU backend's run, bit
+// for bit, every element of out written once.
+void CheckPacked(DataType t, const Dims& x_dims, int64_t dim, const SwiGluIndex* index, int64_t blocks) {
+  std::mt19937_64 rng(static_cast<uint64_t>(x_dims.size() * 131 + dim * 7 + blocks));
+  int64_t n = 1;
+  for (int64_t v : x_dims) n *= v;
+  const int64_t d = dim < 0 ? dim + static_cast<int64_t>(x_dims.size()) : dim;
+  Dims g_dims = x_dims;
+  g_dims[d] /= 2;
+  const int64_t eb = jas::ElementBytes(t);
+  std::vector<unsigned char> g = RandomBytes(t, n / 2, rng, 2.0), x = RandomBytes(t, n, rng, 8.0);
+  std::vector<unsigned char> gpu(static_cast<size_t>(n * eb), 0xAB), cpu(static_cast<size_t>(n * eb), 0xCD);
+  auto desc = [&](const Dims& dims, void* data) {
+    jas::TensorDesc r;
+    r.dtype = t;
+    r.rank = static_cast<int64_t>(dims.size());
+    r.dims = dims.data();
+    int64_t m = 1;
+    for (int64_t v : dims) m *= v;
+    r.storage_numel = m;
+    r.data = data;
+    return r;
+  };
+  const jas::TensorDesc dg = desc(g_dims, g.data()), dx = desc(x_dims, x.data());
+  const jas::TensorDesc d_gpu = desc(x_dims, gpu.data()), d_cpu = desc(x_dims, cpu.data());
+  const std::string what = std::string(jas::DtypeName(t)) + " x" + ::testing::PrintToString(x_dims) + " dim " +
+                           std::to_string(dim) + " blocks " + std::to_string(blocks);
+
+  uint64_t ws = 0;
+  jas::SwiGluGradExecutor* ce = nullptr;
+  ASSERT_EQ(jas::SwiGluGradGetWorkspaceSize(&dg, &dx, dim, &d_cpu, &ws, &ce), jas::kSuccess) << what;
+  ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess) << what;
+
+  jas::SwiGluGradCudaExecutor* e = nullptr;
+  ASSERT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &dx, dim, &d_gpu, &ws, &e), jas::kSuccess) << what;
+  const jas::SwiGluLayout l = e->layout;
+  jas::SwiGluGradCudaDestroyExecutor(e);
+  // Writes counted per element of out, from its start: dA's element `at` is
+  // out's at, dB's is at + inner.
+  std::vector<int> writes(static_cast<size_t>(n), 0), writes_b(static_cast<size_t>(n), 0);
+  const SwiGluIndex own = jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l));
+  SimulatedLaunch(l, index != nullptr ? *index : own, blocks, &writes, &writes_b);
+  for (int64_t i = 0; i + l.inner < n; ++i) writes[static_cast<size_t>(i + l.inner)] += writes_b[i];
+  EXPECT_EQ(writes, std::vector<int>(static_cast<size_t>(n), 1)) << what << ": not every element written once";
+  EXPECT_TRUE(gpu == cpu) << what << ": differs from the CPU backend";
+}
+
+}  // namespace
+
+TEST(cuda_swiglu_grid, packed_walk_writes_every_element_once_with_the_cpu_bits) {
+  const SwiGluIndex wide = SwiGluIndex::kWide;
+  for (DataType t : kTypes) {
+    for (int64_t blocks : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+      CheckPacked(t, {6, 8}, -1, nullptr, blocks);
+      CheckPacked(t, {37, 2 * 129}, -1, nullptr, blocks);   // rows not a multiple of the warp
+      CheckPacked(t, {40, 10}, 0, nullptr, blocks);         // first axis: one dense run
+      CheckPacked(t, {3, 10, 2, 5}, 1, nullptr, blocks);    // middle axis
+      CheckPacked(t, {2, 1, 2 * 300}, -1, nullptr, blocks);
+      CheckPacked(t, {1000, 2}, 1, nullptr, blocks);        // rows of one element
+      CheckPacked(t, {37, 2 * 129}, -1, &wide, blocks);     // the 64-bit walk on the same rows
+      CheckPacked(t, {3, 10, 2, 5}, 1, &wide, blocks);
+    }
+  }
+}
+
+// The pair form: one dense run of every operand, whatever the shape.
+TEST(cuda_swiglu_grid, pair_walk_writes_every_element_once_with_the_cpu_bits) {
+  for (DataType t : kTypes) {
+    for (const Dims& dims : {Dims{}, Dims{1}, Dims{255}, Dims{257}, Dims{3, 700}, Dims{2, 3, 4, 5}}) {
+      for (int64_t blocks : {int64_t{0}, int64_t{2}}) {
+        std::mt19937_64 rng(dims.size() + 3 * blocks);
+        int64_t n = 1;
+        for (int64_t v : dims) n *= v;
+        const int64_t eb = jas::ElementBytes(t);
+        std::vector<unsigned char> g = RandomBytes(t, n, rng, 2.0), a = RandomBytes(t, n, rng, 8.0),
+                                   b = RandomBytes(t, n, rng, 2.0);
+        std::vector<unsigned char> bufs[4];
+        for (int k = 0; k < 4; ++k) bufs[k].assign(static_cast<size_t>(n * eb), static_cast<unsigned char>(k));
+        auto desc = [&](void* data) {
+          jas::TensorDesc r;
+          r.dtype = t;
+          r.rank = static_cast<int64_t>(dims.size());
+          r.dims = dims.data();
+          r.storage_numel = n;
+          r.data = data;
+          return r;
+        };
+        const jas::TensorDesc dg = desc(g.data()), da = desc(a.data()), db = desc(b.data());
+        const jas::TensorDesc o[4] = {desc(bufs[0].data()), desc(bufs[1].data()), desc(bufs[2].data()),
+                                      desc(bufs[3].data())};
+        const std::string what = std::string(jas::DtypeName(t)) + " " + ::testing::PrintToString(dims) +
+                                 " blocks " + std::to_string(blocks);
+        uint64_t ws = 0;
+        jas::SwiGluGradExecutor* ce = nullptr;
+        ASSERT_EQ(jas::SwiGluGradPairGetWorkspaceSize(&dg, &da, &db, &o[0], &o[1], &ws, &ce), jas::kSuccess);
+        ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess);
+        jas::SwiGluGradCudaExecutor* e = nullptr;
+        ASSERT_EQ(jas::SwiGluGradCudaPairGetWorkspaceSize(&dg, &da, &db, &o[2], &o[3], &ws, &e), jas::kSuccess);
+        const jas::SwiGluLayout l = e->layout;
+        jas::SwiGluGradCudaDestroyExecutor(e);
+        ASSERT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l)), SwiGluIndex::kDense) << what;
+        std::vector<int> wa(static_cast<size_t>(n), 0), wb(static_cast<size_t>(n), 0);
+        SimulatedLaunch(l, SwiGluIndex::kDense, blocks, &wa, &wb);
+        EXPECT_EQ(wa, std::vector<int>(static_cast<size_t>(n), 1)) << what;
+        EXPECT_EQ(wb, std::vector<int>(static_cast<size_t>(n), 1)) << what;
+        EXPECT_TRUE(bufs[2] == bufs[0]) << what << ": dA differs from the CPU backend";
+        EXPECT_TRUE(bufs[3] == bufs[1]) << what << ": dB differs from the CPU backend";
+      }
+    }
+  }
+}
