@@ -134,6 +134,18 @@ class RouteReport:
       silu: ``jax.nn.silu`` calls routed on their own (a SiluGrad call each).
       unfused: for each pattern that looked like a SwiGLU but was not fused,
         where it is and why; its silu is among ``silu``.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> import jax_ascend_silu as jas
+      >>> def f(x, w):
+      ...     s = jax.nn.silu(x @ w)
+      ...     return s * x + s  # silu's result is used twice: no SwiGLU to fuse
+      >>> report = jas.route_report(f)(jnp.ones((2, 4)), jnp.ones((4, 4)))
+      >>> report.swiglu, report.silu, len(report.unfused)
+      (0, 1, 1)
+      >>> "used more than once" in report.unfused[0]
+      True
     """
 
     swiglu: int = 0

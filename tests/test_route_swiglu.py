@@ -6,7 +6,6 @@ Each pattern is written here as the model's source writes it (the source
 named beside it); the checks read the traced program's report, the compiled
 gradient's custom calls, and values against the unrouted function."""
 
-import doctest
 import functools
 import operator
 
@@ -291,10 +290,3 @@ def test_route_report_refuses_what_is_not_callable():
     with pytest.raises(TypeError, match="route_report: expected the function"):
         jas.route_report(3)
 
-
-def test_route_report_docstring_example_runs():
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    (test,) = finder.find(jas.route_report, "route_report", globs={})
-    assert test.examples
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
