@@ -7,15 +7,23 @@ import importlib
 import jax
 import numpy as np
 
-from jax_ascend_silu._ffi import TARGET
+from jax_ascend_silu._ffi import SWIGLU_TARGET, TARGET
 
 #: A SiluGrad call as it appears in compiled HLO text.
 HLO_CALL = f'custom_call_target="{TARGET}"'
+#: A SwiGluGrad call, likewise.
+HLO_SWIGLU_CALL = f'custom_call_target="{SWIGLU_TARGET}"'
 
 
-def custom_calls(fn, *args) -> int:
-    """SiluGrad custom calls in the optimised program XLA runs for fn(*args)."""
-    return jax.jit(fn).lower(*args).compile().as_text().count(HLO_CALL)
+def custom_calls(fn, *args, target=HLO_CALL) -> int:
+    """SiluGrad custom calls (or ``target``'s) in the optimised program XLA runs for fn(*args)."""
+    return jax.jit(fn).lower(*args).compile().as_text().count(target)
+
+
+def swiglu_and_silu_calls(fn, *args) -> tuple[int, int]:
+    """(SwiGluGrad calls, SiluGrad calls) in the optimised program XLA runs for fn(*args)."""
+    text = jax.jit(fn).lower(*args).compile().as_text()
+    return text.count(HLO_SWIGLU_CALL), text.count(HLO_CALL)
 
 
 def assert_trees_close(actual, expected, rtol=2e-5, atol=2e-6):

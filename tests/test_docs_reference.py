@@ -28,8 +28,9 @@ WRITTEN_IN_PAGE = {"__version__"}
 
 def _own_doc(obj) -> str:
     """The docstring written for `obj` in this package: a function's own, or
-    for an instance (silu_grad_p) its class's when the package defines the class."""
-    if inspect.isroutine(obj):
+    for a class the package defines (RouteReport), its own; for an instance (silu_grad_p) its
+    class's when the package defines the class."""
+    if inspect.isroutine(obj) or (inspect.isclass(obj) and obj.__module__.startswith("jax_ascend_silu.")):
         return inspect.getdoc(obj) or ""
     cls = type(obj)
     if cls.__module__.startswith("jax_ascend_silu."):
