@@ -61,7 +61,10 @@ struct Tally {
   void Add(int k, double result, double exact, float g, float a, float b, DataType t) {
     const double err = Error(result, exact, t);
     if (std::isinf(err)) {
-      ++wrong_specials;
+      if (wrong_specials++ < 4) {
+        std::printf("  wrong NaN/inf: %s = %.9g vs exact %.12g at g=%.9g A=%.9g B=%.9g\n", k == 0 ? "dA" : "dB",
+                    result, exact, g, a, b);
+      }
       return;
     }
     over += err > jas::test::MaxUlp(t);

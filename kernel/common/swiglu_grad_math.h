@@ -114,29 +114,39 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE Split<V> SiluF32(typename V::F a, typename V::
 }
 
 // Lanes with A on the fast path (at or above kFastLow) whose g, B or g*B is
-// huge, tiny, infinite or NaN, or whose A is tiny: the fast path's s'(A) and
-// silu(A), each summed exactly in double (hi and lo are within 2^-8 of each
-// other's scale), times g*B or g in double (g*B exact there) and rounded
-// once. A tiny A has silu(A) = A/2 to within 2^-61 (relative). From
-// kFastHigh on, dA = g*B and dB = g*A, as on the fast path.
+// huge, tiny, infinite or NaN, or whose A is tiny: everything in double from
+// the fast path's E = ts + ts*em1 (exact pieces, em1 within 2^-33 of e^r - 1),
+// so s'(A) = E*((1 + A) + E) / (1 + E)^2 and silu(A) = A*E / (1 + E) carry
+// about 2^-33 of relative error: products near float32's overflow threshold
+// then round to the side the exact value lies on, but for inputs within
+// 2^-33 of it. The reciprocal is a float32 seed refined by one Newton step.
+// g*B is exact in double, each result rounded once. From kFastHigh on, dA =
+// g*B and dB = g*A, as on the fast path.
 template <class V>
-JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluWide(typename V::F g, typename V::F a, typename V::F b, Split<V> ds,
-                                                      Split<V> silu, typename V::M tiny_a) {
+JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluWide(typename V::F g, typename V::F a, typename V::F b,
+                                                      ExpTerms<V> terms) {
   using F = typename V::F;
   using D = typename V::D;
-  D da[V::kHalves], db[V::kHalves], gb[V::kHalves], ga[V::kHalves], half_ga[V::kHalves];
+  const F one = V::Set(1.0f);
+  const F y = V::Div(one, V::Add(one, V::Fma(terms.ts, terms.em1, terms.ts)));  // 1 / (1 + E), seed
+  const D done = V::SetD(1.0);
+  D da[V::kHalves], db[V::kHalves], gb[V::kHalves], ga[V::kHalves];
   for (int h = 0; h < V::kHalves; ++h) {
-    const D gd = V::Widen(g, h);
+    const D ts = V::Widen(terms.ts, h), ad = V::Widen(a, h), gd = V::Widen(g, h);
+    const D e = V::FmaD(ts, V::Widen(terms.em1, h), ts);
+    const D t = V::AddD(done, e);
+    const D w = V::Widen(y, h);
+    const D inv = V::FmaD(w, V::FmaD(V::NegD(t), w, done), w);
+    const D ae = V::MulD(ad, e);
     gb[h] = V::MulD(gd, V::Widen(b, h));
-    ga[h] = V::MulD(gd, V::Widen(a, h));
-    half_ga[h] = V::MulD(ga[h], V::SetD(0.5));
-    da[h] = V::MulD(gb[h], V::AddD(V::Widen(ds.hi, h), V::Widen(ds.lo, h)));
-    db[h] = V::MulD(gd, V::AddD(V::Widen(silu.hi, h), V::Widen(silu.lo, h)));
+    ga[h] = V::MulD(gd, ad);
+    // s'(A) = (E*(1 + A) + E*E) / (1 + E)^2
+    da[h] = V::MulD(gb[h], V::MulD(V::MulD(V::FmaD(e, V::AddD(done, ad), V::MulD(e, e)), inv), inv));
+    db[h] = V::MulD(gd, V::MulD(ae, inv));
   }
   const auto below_high = V::Lt(a, V::Set(kFastHigh));
-  const F db_low = V::Select(tiny_a, V::Narrow(half_ga), V::Narrow(db));
   return {CanonicalNan<V>(V::Select(below_high, V::Narrow(da), V::Narrow(gb))),
-          CanonicalNan<V>(V::Select(below_high, db_low, V::Narrow(ga)))};
+          CanonicalNan<V>(V::Select(below_high, V::Narrow(db), V::Narrow(ga)))};
 }
 
 // (dA, dB) for float32 results; A >= kFastHigh (+inf included) gives dA =
@@ -155,8 +165,8 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluPair<V> SwiGluGradF32(typename V::F g, t
   //   there, and its fast path is the more exact);
   // - g, B or g*B above kSwiGluHuge (infinities and NaN included), g tiny
   //   but not zero, g*B tiny from nonzero factors (it may have underflowed
-  //   to 0), or A tiny but not zero: the fast path's s'(A) and silu(A),
-  //   finished in double (SwiGluWide).
+  //   to 0), or A tiny but not zero: the fast path's e^A, finished in
+  //   double (SwiGluWide).
   const auto low = V::Nle(V::Set(kFastLow), a);
   const auto near_root = V::Lt(V::Abs(ea.a), V::Set(kNearRootA));
   const auto tiny_a = TinyNonzero<V>(V::Abs(a), kSwiGluTinyA);
@@ -174,7 +184,7 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluPair<V> SwiGluGradF32(typename V::F g, t
   const auto general = V::Or(low, near_root);
   if (V::Any(V::Or(general, wide))) {
     if (V::Any(wide)) {
-      const SwiGluPair<V> w = SwiGluWide<V>(g, a, b, ds, silu, tiny_a);
+      const SwiGluPair<V> w = SwiGluWide<V>(g, a, b, terms);
       da = V::Select(wide, w.da, da);
       db = V::Select(wide, w.db, db);
     }
