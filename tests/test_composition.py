@@ -347,9 +347,12 @@ REFERENCE_CONFIGS = {"debug_nans_global_nan": ("debug_nans_nan", "debug_nans_glo
 EXCEPTIONS: dict[tuple[str, str, str], str] = {}
 
 #: The entries run in every dtype; route and silu_grad_p bind the same
-#: primitives as silu and silu_grad, so they run in float32, and so do
-#: silu_mul_grad and swiglu_grad_p (swiglu_grad's pair and primitive forms).
-ALL_DTYPES = ("silu", "silu_grad", "swiglu", "silu_mul", "swiglu_grad")
+#: primitives as silu and silu_grad, so they run in float32. SwiGLU's five
+#: entries bind three primitives: silu_mul runs them in every dtype (its
+#: backward pass is the SwiGluGrad call), the packed and direct forms in
+#: float32 (their halves and bindings do not depend on the dtype), which keeps
+#: every cell of the matrix within CI's time.
+ALL_DTYPES = ("silu", "silu_grad", "silu_mul")
 
 
 def _exception(entry, transform, config):
