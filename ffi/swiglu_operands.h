@@ -34,8 +34,7 @@ struct SwiGluBuffers {
 };
 
 inline xffi::Error SwiGluError(Status status, const char* phase, const std::string& context) {
-  return StatusToError(status, std::string("jax_ascend_silu: SwiGluGrad ") + phase + " failed with " +
-                                   StatusName(status) + " (" + std::to_string(status) + "): " + context);
+  return StatusError(status, phase, context, "SwiGluGrad");
 }
 
 // The buffers of one call: one or two inputs after grad_output, as many results.

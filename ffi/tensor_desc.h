@@ -84,9 +84,11 @@ inline xffi::Error StatusToError(Status status, const std::string& message) {
   return IsCallerError(status) ? xffi::Error::InvalidArgument(message) : xffi::Error::Internal(message);
 }
 
-// "SiluGrad <phase> failed with ACLNN_ERR_PARAM_INVALID (161002): <context>"
-inline xffi::Error StatusError(Status status, const char* phase, const std::string& context) {
-  return StatusToError(status, std::string("jax_ascend_silu: SiluGrad ") + phase + " failed with " +
+// "<op> <phase> failed with ACLNN_ERR_PARAM_INVALID (161002): <context>", op
+// SiluGrad unless named.
+inline xffi::Error StatusError(Status status, const char* phase, const std::string& context,
+                               const char* op = "SiluGrad") {
+  return StatusToError(status, std::string("jax_ascend_silu: ") + op + " " + phase + " failed with " +
                                    StatusName(status) + " (" + std::to_string(status) + "): " + context);
 }
 
