@@ -8,7 +8,10 @@ steps of an MLP and a SwiGLU block, all in one table.
 
 Flat: g and x of n elements; each call reads both and writes grad_input,
 3 * n * itemsize bytes. Broadcast: g (4, n/4) against x (1, n/4), as vmap over
-four cotangents with a shared x gives: 2.25 * n * itemsize bytes. The copy
+four cotangents with a shared x gives: 2.25 * n * itemsize bytes. SwiGLU:
+SwiGluGrad's pair form, g, gate and up of n elements in, d_gate and d_up out
+(silu_mul_grad against XLA's autodiff of silu(gate) * up), 5 * n * itemsize
+bytes. The copy
 moves 2 * n * itemsize (an n-element array). GB/s are those bytes over the
 median time of a call (jitted, fresh output, inputs already on the device,
 dispatch included); `ours/copy` is the share of the copy's bandwidth. The
@@ -35,7 +38,10 @@ from jax_ascend_silu.bench import models
 from jax_ascend_silu.bench.timing import Contender, measure as measure_interleaved
 
 DTYPES = {"float32": jnp.float32, "float16": jnp.float16, "bfloat16": jnp.bfloat16}
-LAYOUTS = ("flat", "broadcast")
+LAYOUTS = ("flat", "broadcast", "swiglu")
+#: Elements each call moves, in units of n: reads plus writes.
+MOVED = {"flat": 3.0, "broadcast": 2.25, "swiglu": 5.0}
+OPERATION = {"flat": "SiluGrad flat", "broadcast": "SiluGrad broadcast", "swiglu": "SwiGluGrad pair"}
 BROADCAST_ROWS = 4  # g (4, n/4) against x (1, n/4)
 #: The training steps, full size and for --dry-run: MLP (hidden, batch); SwiGLU (batch, d, hidden).
 MODELS = {"full": {"mlp": (2048, 128), "swiglu": (256, 512, 1408)}, "dry": {"mlp": (32, 8), "swiglu": (8, 16, 32)}}
@@ -50,27 +56,31 @@ def _xla_broadcast_silu_grad(g, x):
     return _xla_silu_grad(g, jnp.broadcast_to(x, g.shape))
 
 
+def _xla_swiglu_grad(g, gate, up):
+    return jax.vjp(lambda a, b: jax.nn.silu(a) * b, gate, up)[1](g)
+
+
 def measure(device, n: int, dtype_name: str, reps: int = 15, layout: str = "flat", budget_s: float = 0.5) -> dict:
     """One row: seconds and GB/s for copy, this package and XLA autodiff."""
     dtype = DTYPES[dtype_name]
-    g_shape, x_shape = ((n,), (n,)) if layout == "flat" else ((BROADCAST_ROWS, n // BROADCAST_ROWS),
-                                                              (1, n // BROADCAST_ROWS))
-    key_g, key_x = jax.random.split(jax.random.PRNGKey(n))
+    shapes = {"flat": ((n,), (n,)), "swiglu": ((n,), (n,), (n,)),
+              "broadcast": ((BROADCAST_ROWS, n // BROADCAST_ROWS), (1, n // BROADCAST_ROWS))}[layout]
+    keys = jax.random.split(jax.random.PRNGKey(n), len(shapes))
     with jax.default_device(device):
-        g = jax.random.normal(key_g, g_shape, jnp.float32).astype(dtype)
-        x = (4 * jax.random.normal(key_x, x_shape, jnp.float32)).astype(dtype)
+        g, *operands = [(scale * jax.random.normal(key, shape, jnp.float32)).astype(dtype)
+                        for key, shape, scale in zip(keys, shapes, (1, 4, 1))]
     itemsize = np.dtype(dtype).itemsize
     copy = jax.jit(jnp.copy)
     if copy(g).unsafe_buffer_pointer() == g.unsafe_buffer_pointer():
         raise RuntimeError("jax.jit(jnp.copy) returned its input's buffer: no copy to compare with")
-    ours = jax.jit(jas.silu_grad)
-    xla = jax.jit(_xla_silu_grad if layout == "flat" else _xla_broadcast_silu_grad)
-    moved = (g.size * 2 + x.size) * itemsize
+    ours = jax.jit(jas.silu_mul_grad if layout == "swiglu" else jas.silu_grad)
+    xla = jax.jit({"flat": _xla_silu_grad, "broadcast": _xla_broadcast_silu_grad, "swiglu": _xla_swiglu_grad}[layout])
+    moved = MOVED[layout] * n * itemsize
     row = {"device": str(device), "n": n, "dtype": dtype_name, "layout": layout}
     cases = (
         ("copy", copy, (g,), 2 * g.size * itemsize),
-        ("silu_grad", ours, (g, x), moved),
-        ("xla_autodiff", xla, (g, x), moved),
+        ("ours", ours, (g, *operands), moved),
+        ("xla_autodiff", xla, (g, *operands), moved),
     )
     contenders = [Contender(name, fn, lambda args=args: args, jax.block_until_ready) for name, fn, args, _ in cases]
     stats = measure_interleaved(contenders, repeats=reps, budget_s=budget_s)
@@ -78,9 +88,9 @@ def measure(device, n: int, dtype_name: str, reps: int = 15, layout: str = "flat
         seconds = stats[name].median
         row[f"{name}_s"] = seconds
         row[f"{name}_gbps"] = nbytes / seconds / 1e9
-    row["fraction_of_copy"] = row["silu_grad_gbps"] / row["copy_gbps"]
+    row["fraction_of_copy"] = row["ours_gbps"] / row["copy_gbps"]
     row["xla_fraction_of_copy"] = row["xla_autodiff_gbps"] / row["copy_gbps"]
-    row["speedup_vs_xla"] = row["xla_autodiff_s"] / row["silu_grad_s"]
+    row["speedup_vs_xla"] = row["xla_autodiff_s"] / row["ours_s"]
     return row
 
 
@@ -97,15 +107,15 @@ def measure_model(device, model: str, dtype_name: str, sizes: tuple, reps: int, 
 
 
 def print_table(rows: list[dict], model_rows: list[dict] = (), out=sys.stdout) -> None:
-    """One markdown table: the SiluGrad rows, then the training steps (times only)."""
+    """One markdown table: the SiluGrad and SwiGluGrad rows, then the training steps (times only)."""
     print("| case | n | dtype | copy GB/s | ours GB/s | XLA GB/s | ours/copy | XLA/copy | ours vs XLA | "
           "ours ms | XLA ms |", file=out)
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
     for r in rows:
-        print(f"| SiluGrad {r.get('layout', 'flat')} | 2^{int(np.log2(r['n']))} | {r['dtype']} | "
-              f"{r['copy_gbps']:.1f} | {r['silu_grad_gbps']:.1f} | {r['xla_autodiff_gbps']:.1f} | "
+        print(f"| {OPERATION[r['layout']]} | 2^{int(np.log2(r['n']))} | {r['dtype']} | "
+              f"{r['copy_gbps']:.1f} | {r['ours_gbps']:.1f} | {r['xla_autodiff_gbps']:.1f} | "
               f"{r['fraction_of_copy']:.0%} | {r['xla_fraction_of_copy']:.0%} | {r['speedup_vs_xla']:.2f}x | "
-              f"{r['silu_grad_s'] * 1e3:.3f} | {r['xla_autodiff_s'] * 1e3:.3f} |", file=out)
+              f"{r['ours_s'] * 1e3:.3f} | {r['xla_autodiff_s'] * 1e3:.3f} |", file=out)
     for m in model_rows:
         name = {"mlp": "MLP training step", "swiglu": "SwiGLU training step"}[m["model"]]
         print(f"| {name} ({'x'.join(map(str, m['sizes']))}) | - | {m['dtype']} | - | - | - | - | - | "

@@ -27,29 +27,30 @@ def test_device_bandwidth_benchmark_reports_every_column(tmp_path):
 
 def _assert_sane(rows):
     for r in rows:
-        for name in ("copy", "silu_grad", "xla_autodiff"):
+        for name in ("copy", "ours", "xla_autodiff"):
             assert r[f"{name}_s"] > 0 and r[f"{name}_gbps"] > 0
         assert r["fraction_of_copy"] > 0 and r["speedup_vs_xla"] > 0
-        # bytes over seconds: the flat call moves 3 n elements, the broadcast one 2.25 n, the copy 2 n
-        moved = {"flat": 3.0, "broadcast": 2.25}[r["layout"]] * r["n"] * (4 if r["dtype"] == "float32" else 2)
-        assert abs(r["silu_grad_gbps"] * 1e9 * r["silu_grad_s"] - moved) < 1e-6 * moved, r
+        # bytes over seconds: the flat call moves 3 n elements, the broadcast one 2.25 n, SwiGluGrad's 5 n
+        moved = {"flat": 3.0, "broadcast": 2.25, "swiglu": 5.0}[r["layout"]] * r["n"] * (
+            4 if r["dtype"] == "float32" else 2)
+        assert abs(r["ours_gbps"] * 1e9 * r["ours_s"] - moved) < 1e-6 * moved, r
 
 
 def test_the_dry_run_fills_every_row_of_the_gpu_table(tmp_path):
-    # .ci/gpu's table, tiny and on the CPU: both layouts, both training steps, one table.
+    # .ci/gpu's table, tiny and on the CPU: every layout, both training steps, one table.
     out = tmp_path / "rows.json"
     run = subprocess.run([sys.executable, str(SCRIPT), "--dry-run", "--dtypes", "float16", "--json", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     found = json.loads(out.read_text())
     assert [(r["n"], r["layout"]) for r in found["rows"]] == [(1024, "flat"), (4096, "flat"), (1024, "broadcast"),
-                                                              (4096, "broadcast")]
+                                                              (4096, "broadcast"), (1024, "swiglu"), (4096, "swiglu")]
     _assert_sane(found["rows"])
     assert [(m["model"], m["dtype"]) for m in found["models"]] == [
         ("mlp", "float32"), ("mlp", "bfloat16"), ("swiglu", "float32"), ("swiglu", "bfloat16")]
     assert all(m["ours_s"] > 0 and m["native_s"] > 0 for m in found["models"])
     table = [line for line in run.stdout.splitlines() if line.startswith("|")]
-    assert len(table) == 2 + 4 + 4, run.stdout  # heading, rule, SiluGrad rows, training steps: one table
+    assert len(table) == 2 + 6 + 4, run.stdout  # heading, rule, SiluGrad and SwiGluGrad rows, steps: one table
     assert table[-1].startswith("| SwiGLU training step (8x16x32) | - | bfloat16 |"), table
 
 
