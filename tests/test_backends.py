@@ -251,7 +251,7 @@ from jax_ascend_silu._ffi import _STATUS
 assert _STATUS["cuda"]["platforms"] == ["CUDA"], _STATUS["cuda"]  # queued at import: the plugin has not started
 status = jas.backends()["cuda"]
 import jax_plugins.xla_cuda13 as plugin
-print("taken:", plugin.TAKEN)
+print("taken:", [t for t in plugin.TAKEN if t[0].startswith("jax_ascend_silu")])  # not jax's own
 print("status:", repr(status))
 assert jas.backends()["cpu"]["platforms"] == ["cpu"]
 np.testing.assert_array_equal(np.asarray(jas.silu_grad(np.float32([1, 2]), np.float32([0, 0]))), [0.5, 1.0])

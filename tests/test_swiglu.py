@@ -180,6 +180,26 @@ def test_special_values(dtype):
     _assert_ulp(np.asarray(dx)[:8][finite], exact[0][finite], dtype)
 
 
+#: The one NaN every backend writes (NaN results carry no sign or payload of their inputs).
+QUIET_NAN_BITS = {np.dtype(np.float32): 0x7FC00000, np.dtype(np.float16): 0x7E00,
+                  np.dtype(ml_dtypes.bfloat16): 0x7FC0}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=_name)
+def test_nan_results_are_the_canonical_quiet_nan(dtype):
+    # Every combination of specials for g, A and B, in both forms: 0 * inf (dB = g*A for A = +inf and
+    # g = 0) must give the CUDA kernel's NaN, not x86's negative default NaN.
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 3e4, -40.0], dtype)
+    g, a, b = (m.ravel() for m in np.meshgrid(specials, specials, specials, indexing="ij"))
+    (dx,) = jas.swiglu_grad_p.bind(g, np.concatenate([a, b]))
+    results = np.concatenate([np.asarray(dx), *map(np.asarray, jas.silu_mul_grad(g, a, b))])
+    nan = np.isnan(results.astype(np.float32))
+    assert nan.sum() > len(specials) ** 2
+    bits = results.view(np.uint32 if results.itemsize == 4 else np.uint16)
+    wrong = sorted({int(v) for v in bits[nan]} - {QUIET_NAN_BITS[np.dtype(dtype)]})
+    assert not wrong, [hex(v) for v in wrong]
+
+
 def test_primitive_forms_agree_with_the_public_functions():
     x = jnp.asarray(_normal((3, 8), np.float32, 11))
     g = jnp.asarray(_normal((3, 4), np.float32, 12))

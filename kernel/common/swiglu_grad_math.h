@@ -163,14 +163,17 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluPair<V> SwiGluGradF32(typename V::F g, t
   //   general path, for dA and dB;
   // - A near the root of s': the general path for dA (silu(A) has no root
   //   there, and its fast path is the more exact);
-  // - g, B or g*B above kSwiGluHuge (infinities and NaN included), g tiny
+  // - g, B or g*B above kSwiGluHuge (infinities and NaN included), A above
+  //   it (g*A is dB there, and 0 * inf must give the canonical NaN), g tiny
   //   but not zero, g*B tiny from nonzero factors (it may have underflowed
   //   to 0), or A tiny but not zero: the fast path's e^A, finished in
   //   double (SwiGluWide).
   const auto low = V::Nle(V::Set(kFastLow), a);
   const auto near_root = V::Lt(V::Abs(ea.a), V::Set(kNearRootA));
   const auto tiny_a = TinyNonzero<V>(V::Abs(a), kSwiGluTinyA);
-  const F biggest = V::Max(V::Max(abs_g, abs_b), abs_gb);
+  // V::Max returns its second operand's NaN: a NaN g or B reaches g*B, the
+  // last operand; a NaN A is on the general path anyway.
+  const F biggest = V::Max(a, V::Max(V::Max(abs_g, abs_b), abs_gb));
   auto wide = V::Or(V::Nle(biggest, V::Set(kSwiGluHuge)), TinyNonzero<V>(abs_g, kTinyGrad));
   wide = V::Or(wide, V::And(V::Lt(abs_gb, V::Set(kTinyGrad)),
                             V::And(V::Gt(abs_b, V::Set(0.0f)), V::Gt(abs_g, V::Set(0.0f)))));
