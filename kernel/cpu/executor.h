@@ -25,11 +25,12 @@ inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
 // last task) joins within microseconds: from 64K elements on, sharing pays.
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
 // A parked pool thread is another matter. Waking it costs the caller a system
-// call, and the helper joins tens of microseconds later (on a virtual machine,
-// the idle vCPU's wake-up on top). A pass takes that long on one thread at
-// 64K elements, so sharing it would be slower than running alone; from 128K
-// elements the helper still takes a fair part of the work.
-inline constexpr int64_t kColdParallelMinElements = 128 * 1024;
+// call of 10-20 microseconds, and the helper starts 30-180 microseconds after
+// the call on a virtual machine (the idle vCPU's wake-up), on a core whose
+// caches the idle time has cooled. A 128K-element pass takes about 90
+// microseconds on one thread: sharing it was slower than running alone. From
+// 256K elements (about 200) the late helper's part repays its wake-up.
+inline constexpr int64_t kColdParallelMinElements = 256 * 1024;
 // How long after finishing a task a pool thread is taken to be awake still.
 // Eigen's pool (XLA's intra-op pool) spins for work a short while before it
 // parks: calls a Python loop makes back to back find their helper within

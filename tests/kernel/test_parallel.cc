@@ -52,30 +52,31 @@ TEST(parallel, small_tensors_stay_on_the_calling_thread) {
 }
 
 TEST(parallel, large_tensors_get_every_worker) {
-  // From 128K elements (eight default chunks) all three workers are asked,
-  // whether or not a helper finished lately.
-  EXPECT_EQ(HelpersFor(128 * 1024, 0), 3);
+  // From kColdParallelMinElements (256K, sixteen default chunks) all three
+  // workers are asked, whether or not a helper finished lately.
+  EXPECT_EQ(HelpersFor(kColdParallelMinElements, 0), 3);
   EXPECT_EQ(HelpersFor(300000, 0), 3);
-  // The s'(x) pass over a broadcast x (150000 elements) and the main pass.
-  EXPECT_EQ(HelpersFor(300000, 0, 2), 6);
+  // The s'(x) pass over a broadcast x (300000 elements) and the main pass.
+  EXPECT_EQ(HelpersFor(600000, 0, 2), 6);
   // A broadcast x of 40000 elements: its s'(x) pass stays on the caller.
-  EXPECT_EQ(HelpersFor(160000, 0, 4), 3);
+  EXPECT_EQ(HelpersFor(320000, 0, 8), 3);
 }
 
-// Between 64K and 128K elements a pass is shared only while the pool's
+// Between 64K and 256K elements a pass is shared only while the pool's
 // threads are likely still awake, after a helper task or a pass that could
 // have had one: a parked thread joins too late to repay waking it.
 TEST(parallel, mid_sized_passes_share_only_with_an_awake_pool) {
-  constexpr int64_t kMin = 64 * 1024, kCold = 128 * 1024, kAwake = kPoolAwakeNanoseconds;
+  constexpr int64_t kMin = kParallelMinElements, kCold = kColdParallelMinElements, kAwake = kPoolAwakeNanoseconds;
+  static_assert(kMin == 64 * 1024 && kCold == 256 * 1024);
   EXPECT_TRUE(WorthSharing(kMin, kMin, kCold, 0));
   EXPECT_TRUE(WorthSharing(kCold - 1, kMin, kCold, kAwake - 1));
   EXPECT_FALSE(WorthSharing(kCold - 1, kMin, kCold, kAwake));
   EXPECT_FALSE(WorthSharing(kMin - 1, kMin, kCold, 0));
   EXPECT_TRUE(WorthSharing(kCold, kMin, kCold, int64_t{1} << 62));
-  // Through phase 2: long after the last pass, a 100000-element pass stays
+  // Through phase 2: long after the last pass, a 200000-element pass stays
   // on the calling thread.
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_EQ(HelpersFor(100000, 0), 0);
+  EXPECT_EQ(HelpersFor(200000, 0), 0);
 }
 
 TEST(parallel, an_explicit_chunk_size_shares_small_tensors) {
