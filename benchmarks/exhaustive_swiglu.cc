@@ -6,6 +6,10 @@
 // (2^32 inputs per mode take minutes). Build the target `exhaustive_swiglu`
 // (configure with -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   exhaustive_swiglu [--threads N] [--stride S] [--mode one|random|tiny|huge|halves|all]
+//                     [--begin BITS] [--end BITS]
+// --begin and --end (hexadecimal float32 bit patterns of A, end excluded), as
+// exhaustive_accuracy's: the lanes an arithmetic change touched, when only
+// those changed.
 // The ISA is the kernel's automatic choice (JAX_ASCEND_SILU_ISA forces one).
 // Float32 modes: "one" g = B = 1; "random" g and B hashed from A's bits;
 // "tiny" g times 2^-70 or 2^-132 (results down to gradual underflow), B
@@ -103,14 +107,16 @@ float HugeGrad(uint32_t bits) {
   return half::FromBits((half::Bits(jas::test::HashedGrad(bits)) & 0x807fffffu) | (254u << 23));
 }
 
+uint64_t g_bits_lo = 0, g_bits_hi = uint64_t{1} << 32;  // --begin, --end
+
 Tally CheckFloat32(Mode mode, int worker, int workers, uint64_t stride, std::atomic<bool>& failed) {
   Tally t;
   std::vector<float> g(kBlock), a(kBlock), b(kBlock), da(kBlock), db(kBlock);
-  const uint64_t total = ((uint64_t{1} << 32) + stride - 1) / stride;
+  const uint64_t total = (g_bits_hi - g_bits_lo + stride - 1) / stride;
   for (uint64_t first = worker * kBlock; first < total; first += workers * kBlock) {
     const int64_t n = static_cast<int64_t>(std::min<uint64_t>(kBlock, total - first));
     for (int64_t i = 0; i < n; ++i) {
-      const uint32_t bits = static_cast<uint32_t>((first + i) * stride);
+      const uint32_t bits = static_cast<uint32_t>(g_bits_lo + (first + i) * stride);
       a[i] = half::FromBits(bits);
       const float r = jas::test::HashedGrad(bits), rb = jas::test::HashedGrad(uint64_t{bits} + (uint64_t{1} << 32));
       switch (mode) {
@@ -217,13 +223,22 @@ int main(int argc, char** argv) {
       stride = std::max<uint64_t>(1, std::strtoull(value.c_str(), nullptr, 10));
     } else if (flag == "--mode") {
       modes = value;
+    } else if (flag == "--begin") {
+      g_bits_lo = std::strtoull(value.c_str(), nullptr, 16);
+    } else if (flag == "--end") {
+      g_bits_hi = std::min<uint64_t>(std::strtoull(value.c_str(), nullptr, 16), g_bits_hi);
     } else {
       std::fprintf(stderr, "exhaustive_swiglu: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
-  std::printf("swiglu_grad, ISA %s, every %llu-th float32 bit pattern, %d threads\n", jas::IsaName(jas::BestIsa()),
-              static_cast<unsigned long long>(stride), threads);
+  if (g_bits_lo >= g_bits_hi) {
+    std::fprintf(stderr, "exhaustive_swiglu: --begin must be below --end\n");
+    return 2;
+  }
+  std::printf("swiglu_grad, ISA %s, every %llu-th float32 bit pattern in [0x%llx, 0x%llx), %d threads\n",
+              jas::IsaName(jas::BestIsa()), static_cast<unsigned long long>(stride),
+              static_cast<unsigned long long>(g_bits_lo), static_cast<unsigned long long>(g_bits_hi), threads);
   bool ok = true;
   const struct {
     const char* name;
