@@ -74,6 +74,11 @@ def test_special_values(dtype):
     out = np.asarray(jas.silu_grad(g, x)).astype(np.float64)
     np.testing.assert_array_equal(out[:2], [3.0, 0.0])  # the limits, not NaN
     assert np.isnan(out[2])
+    # s'(x) < 0 below the root, so its limit at -inf is -0: g*s' is a zero of g's opposite sign
+    # (whole vectors of -inf take the kernel's rare path; a lone -inf its general path).
+    for x_neg in (x, np.full(64, -np.inf, dtype)):
+        signs = np.signbit(np.asarray(jas.silu_grad(np.array([3.0, -3.0], dtype)[:, None], x_neg)).astype(np.float64))
+        assert signs[0][x_neg == -np.inf].all() and not signs[1][x_neg == -np.inf].any()
     _check(jas.silu_grad(g, x), g, x, dtype)
 
 
