@@ -77,9 +77,10 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
   // x = -inf: s' = -0, so g*s' is a zero of g's opposite sign (NaN for an
-  // infinite or NaN g), as GradDouble computes it. Set here as well, since
-  // nvcc 13.0's code for sm_90 gave +0 from GradDouble's -0 terms in this
-  // function (only at -inf, only for packs of several lanes).
+  // infinite or NaN g), as GradDouble computes it. Set here as well: the GPU
+  // build (nvcc 13.0, sm_90) returned +0 from this function for packs of
+  // several lanes, where GradDouble called alone gives -0 (cause not found;
+  // the PTX computes -0).
   const F at_neg_inf = V::Mul(go, V::Set(-0.0f));
   const F d32 = V::Select(V::Eq(x, V::Set(-__builtin_inff())), at_neg_inf, V::Narrow(d));
   return V::Select(general, CanonicalNan<V>(d32), r);

@@ -26,8 +26,8 @@ inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
 // A parked pool thread is another matter. Waking it costs the caller a system
 // call of 10-20 microseconds, and the helper starts 30-180 microseconds after
-// the call on a virtual machine (the idle vCPU's wake-up), on a core whose
-// caches the idle time has cooled. A 128K-element pass takes about 90
+// the call on a virtual machine (the idle vCPU's wake-up), or is woken on the
+// caller's own vCPU and competes with it. A 128K-element pass takes about 90
 // microseconds on one thread: sharing it was slower than running alone. From
 // 256K elements (about 200) the late helper's part repays its wake-up.
 inline constexpr int64_t kColdParallelMinElements = 256 * 1024;
