@@ -107,16 +107,16 @@ float HugeGrad(uint32_t bits) {
   return half::FromBits((half::Bits(jas::test::HashedGrad(bits)) & 0x807fffffu) | (254u << 23));
 }
 
-uint64_t g_bits_lo = 0, g_bits_hi = uint64_t{1} << 32;  // --begin, --end
-
-Tally CheckFloat32(Mode mode, int worker, int workers, uint64_t stride, std::atomic<bool>& failed) {
+// A's bit patterns begin, begin + stride, ... below end.
+Tally CheckFloat32(Mode mode, uint64_t begin, uint64_t end, uint64_t stride, int worker, int workers,
+                   std::atomic<bool>& failed) {
   Tally t;
   std::vector<float> g(kBlock), a(kBlock), b(kBlock), da(kBlock), db(kBlock);
-  const uint64_t total = (g_bits_hi - g_bits_lo + stride - 1) / stride;
+  const uint64_t total = (end - begin + stride - 1) / stride;
   for (uint64_t first = worker * kBlock; first < total; first += workers * kBlock) {
     const int64_t n = static_cast<int64_t>(std::min<uint64_t>(kBlock, total - first));
     for (int64_t i = 0; i < n; ++i) {
-      const uint32_t bits = static_cast<uint32_t>(g_bits_lo + (first + i) * stride);
+      const uint32_t bits = static_cast<uint32_t>(begin + (first + i) * stride);
       a[i] = half::FromBits(bits);
       const float r = jas::test::HashedGrad(bits), rb = jas::test::HashedGrad(uint64_t{bits} + (uint64_t{1} << 32));
       switch (mode) {
@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
   int threads = 2;
   uint64_t stride = 1;
   std::string modes = "all";
+  uint64_t begin = 0, end = uint64_t{1} << 32;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--threads") {
@@ -224,21 +225,21 @@ int main(int argc, char** argv) {
     } else if (flag == "--mode") {
       modes = value;
     } else if (flag == "--begin") {
-      g_bits_lo = std::strtoull(value.c_str(), nullptr, 16);
+      begin = std::strtoull(value.c_str(), nullptr, 16);
     } else if (flag == "--end") {
-      g_bits_hi = std::min<uint64_t>(std::strtoull(value.c_str(), nullptr, 16), g_bits_hi);
+      end = std::min<uint64_t>(std::strtoull(value.c_str(), nullptr, 16), end);
     } else {
       std::fprintf(stderr, "exhaustive_swiglu: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
-  if (g_bits_lo >= g_bits_hi) {
+  if (begin >= end) {
     std::fprintf(stderr, "exhaustive_swiglu: --begin must be below --end\n");
     return 2;
   }
   std::printf("swiglu_grad, ISA %s, every %llu-th float32 bit pattern in [0x%llx, 0x%llx), %d threads\n",
               jas::IsaName(jas::BestIsa()), static_cast<unsigned long long>(stride),
-              static_cast<unsigned long long>(g_bits_lo), static_cast<unsigned long long>(g_bits_hi), threads);
+              static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), threads);
   bool ok = true;
   const struct {
     const char* name;
@@ -248,7 +249,7 @@ int main(int argc, char** argv) {
     if (modes != "all" && modes != m.name) continue;
     const std::string label = std::string("float32 ") + m.name;
     ok &= Report(label.c_str(), threads, [&](int w, int n, std::atomic<bool>& failed) {
-      return CheckFloat32(m.mode, w, n, stride, failed);
+      return CheckFloat32(m.mode, begin, end, stride, w, n, failed);
     });
   }
   if (modes == "all" || modes == "halves") {
