@@ -4,6 +4,7 @@ import jax
 import numpy as np
 import pytest
 
+from checks import assert_close_at_scale
 from jax_ascend_silu import demo, silu
 
 # Every test here runs on each platform present (conftest.py: CPU, and a CUDA GPU if any).
@@ -22,7 +23,7 @@ def test_mlp_gradient_equals_jax_nn_silu_version():
     ours = jax.jit(jax.grad(demo.loss_fn), static_argnums=3)(params, x, y, silu)
     native = jax.grad(demo.loss_fn)(params, x, y, jax.nn.silu)
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(native)):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+        assert_close_at_scale(a, b, rtol=2e-5, atol=2e-6)
     assert demo.max_grad_difference(params, x, y) < 1e-5
 
 
@@ -33,7 +34,7 @@ def test_jitted_training_loop_follows_native_loss_curve():
     assert float(ours[-1]) < 0.5 * float(ours[0])  # it learns
     np.testing.assert_allclose(ours, native, rtol=1e-4)
     for a, b in zip(jax.tree.leaves(ours_params), jax.tree.leaves(native_params)):
-        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+        assert_close_at_scale(a, b, rtol=1e-3, atol=1e-5)
 
 
 def test_fori_loop_training_uses_the_custom_call():
