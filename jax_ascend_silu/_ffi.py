@@ -66,7 +66,7 @@ class Backend:
     #: Whether its handler may write the result over grad_output. CANN does not
     #: document whether aclnnSiluBackward may, so the Ascend rule never asks.
     in_place: bool
-    #: What its SiluGrad returns, as README's accuracy and limits tables say.
+    #: What its SiluGrad returns, as docs/accuracy.md and docs/api.md's limits say.
     numbers: str
 
 
