@@ -68,8 +68,8 @@ def _print_ascend(status: dict) -> None:
             print("          aclnnSwiGluGrad: not found (SwiGluGrad on Ascend fails as the note below says; "
                   "SiluGrad runs)")
         print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
-        for note in cann["notes"]:
-            print(f"          note: {note}")
+        for note in cann["notes"]:  # a note of several lines keeps its indent
+            print("          note: " + "\n                ".join(note.splitlines()))
     else:
         print("          missing (set ASCEND_HOME_PATH, e.g. by sourcing CANN's set_env.sh):")
         for line in cann["problem"].splitlines():
