@@ -115,7 +115,7 @@ def show_swiglu(seed: int, tolerance: float, out) -> bool:
     # The programs XLA runs: their text holds the custom calls, their plan the memory.
     routed = jax.jit(jax.grad(route(swiglu_loss))).lower(params, x, y).compile()
     unrouted = jax.jit(jax.grad(swiglu_loss)).lower(params, x, y).compile()
-    text = routed.as_text()
+    text = routed.as_text() or ""
     fused, alone = (text.count(f'custom_call_target="{t}"') for t in (SWIGLU_TARGET, TARGET))
     d, hidden, tokens = SWIGLU_SHAPE
     print(f"SwiGLU block (silu(x @ W_gate) * (x @ W_up)) @ W_down on jax.nn.silu, {d}-{hidden}-{d}, "
