@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.intersphinx",
     "cli_help",
+    "included_pages",
 ]
 exclude_patterns = ["_build"]
 # Pages link each other by file name (getting-started.md#install), as GitHub

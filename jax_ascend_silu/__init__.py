@@ -1,4 +1,4 @@
-"""jax_ascend_silu: SiLU backward (SiluGrad) as an XLA custom call for JAX.
+"""jax_ascend_silu: SiLU backward (SiluGrad) and fused SwiGLU (SwiGluGrad) as XLA custom calls for JAX.
 
 - ``silu(x)``: SiLU whose backward pass runs the SiluGrad kernel.
 - ``silu_grad(grad_output, x)``: the SiluGrad primitive called directly.

@@ -39,13 +39,14 @@ def _info(_: argparse.Namespace) -> int:
     for line in _environment.problems():
         print(f"note: {line}")
     print("backends:")
-    numbers = {backend.name: backend.numbers for backend in BACKENDS}
+    table = {backend.name: backend for backend in BACKENDS}
     for name, status in jax_ascend_silu.backends().items():
         where = f"registered for {', '.join(status['platforms'])}" if status["platforms"] else "not registered"
         built = "compiled" if status["compiled"] else "not compiled"
         print(f"  {name:7s} {built}, {where} ({status['detail']})")
         if status["compiled"]:
-            print(f"          computes: {numbers[name]}")
+            print(f"          SiluGrad computes: {table[name].numbers}")
+            print(f"          SwiGluGrad computes: {table[name].swiglu_numbers}")
         if "cann" in status:
             _print_ascend(status)
         elif "registration" in status:
@@ -60,11 +61,15 @@ def _print_ascend(status: dict) -> None:
         for lib in cann["libraries"]:
             label = "aclnnSiluBackward from" if lib["path"] == cann["operator_library"] else lib["role"]
             print(f"          {label}: {lib['path']} ({lib['origin']})")
-        if cann.get("swiglu_operator_library"):  # SwiGluGrad's operator, looked up on its own
+        # SwiGluGrad's operator, looked up on its own; why it is missing is among the notes below.
+        if cann.get("swiglu_operator_library") and not cann.get("swiglu_problem"):
             print(f"          aclnnSwiGluGrad from: {cann['swiglu_operator_library']}")
+        else:
+            print("          aclnnSwiGluGrad: not found (SwiGluGrad on Ascend fails as the note below says; "
+                  "SiluGrad runs)")
         print(f"          CANN version: {cann['version'] or 'not reported (' + cann['version_note'] + ')'}")
-        for note in cann["notes"]:
-            print(f"          note: {note}")
+        for note in cann["notes"]:  # a note of several lines keeps its indent
+            print("          note: " + "\n                ".join(note.splitlines()))
     else:
         print("          missing (set ASCEND_HOME_PATH, e.g. by sourcing CANN's set_env.sh):")
         for line in cann["problem"].splitlines():
@@ -104,16 +109,17 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     from jax_ascend_silu._version import __version__
     from jax_ascend_silu.operands import DTYPES
 
-    parser = argparse.ArgumentParser(prog=prog, description="SiluGrad for JAX.")
+    parser = argparse.ArgumentParser(prog=prog, description="SiluGrad and SwiGLU for JAX.")
     parser.add_argument("--version", action="version", version=f"jax_ascend_silu {__version__}")
     # Not required=True: argparse would then report a missing command before an
     # unknown flag (`--bogus` alone), so both are checked below, flags first.
     sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench}")
     info = sub.add_parser("info", help="versions, kernel instruction set, devices, backends")
     info.set_defaults(func=_info)
-    demo = sub.add_parser("demo", help="train a SiLU MLP and compare gradients with jax.nn.silu")
+    demo = sub.add_parser("demo", help="train a SiLU MLP, route a SwiGLU block, show the gradient at the root and "
+                                       "at +-inf; compare each with jax.nn.silu")
     demo.add_argument("--steps", type=_positive_int, default=300, help="training steps (default 300)")
-    demo.add_argument("--hidden", type=_positive_int, default=64, help="hidden width (default 64)")
+    demo.add_argument("--hidden", type=_positive_int, default=64, help="the MLP's hidden width (default 64)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.set_defaults(func=_demo)
     bench = sub.add_parser("bench", help="time SiluGrad against XLA autodiff, PyTorch and a bandwidth bound")

@@ -66,20 +66,29 @@ class Backend:
     #: Whether its handler may write the result over grad_output. CANN does not
     #: document whether aclnnSiluBackward may, so the Ascend rule never asks.
     in_place: bool
-    #: What its SiluGrad returns, as README's accuracy and limits tables say.
+    #: What its SiluGrad returns, as docs/accuracy.md and docs/api.md's limits say.
     numbers: str
+    #: What its SwiGluGrad returns, likewise.
+    swiglu_numbers: str
 
 
 _KERNEL_NUMBERS = ("this package's kernel: x = +-inf gives the limits (grad_output, grad_output * -0.0); "
                    "within 4 ulp (float32), 1 ulp (float16, bfloat16)")
+_KERNEL_SWIGLU_NUMBERS = ("this package's kernel: A = +-inf gives the limits; dA and dB within 4 ulp (float32), "
+                          "1 ulp (float16, bfloat16)")
 
 BACKENDS = (
-    Backend("cpu", "_silu_grad_cpu", "cpu", "cpu", in_place=True, numbers=_KERNEL_NUMBERS),
-    Backend("cuda", "_silu_grad_cuda", "CUDA", "cuda", in_place=True, numbers=_KERNEL_NUMBERS),
+    Backend("cpu", "_silu_grad_cpu", "cpu", "cpu", in_place=True, numbers=_KERNEL_NUMBERS,
+            swiglu_numbers=_KERNEL_SWIGLU_NUMBERS),
+    Backend("cuda", "_silu_grad_cuda", "CUDA", "cuda", in_place=True, numbers=_KERNEL_NUMBERS,
+            swiglu_numbers=_KERNEL_SWIGLU_NUMBERS),
     Backend("ascend", "_silu_grad_ascend", "ASCEND", None, in_place=False,
             numbers="CANN's aclnnSiluBackward, not this package's kernel: sigma*(1 + x*(1-sigma)) in float32 "
                     "(float16/bfloat16 upcast, rounded to nearest even), so x = +-inf gives NaN and the accuracy "
-                    "is the plain formula's (float32 near the root x = -1.2785: about 1e-6*|grad_output| absolute)"),
+                    "is the plain formula's (float32 near the root x = -1.2785: about 1e-6*|grad_output| absolute)",
+            swiglu_numbers="CANN's aclnnSwiGluGrad, not this package's kernel: dA = (g*B)*(sigma*(1 + A*(1-sigma))), "
+                           "dB = g*(A*sigma) in float32 (float16/bfloat16 upcast, rounded to nearest even), so "
+                           "A = +-inf gives NaN and the accuracy is the plain formula's"),
 )
 
 

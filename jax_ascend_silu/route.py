@@ -1,4 +1,4 @@
-"""``route(f)``: run code you don't own with its SiLU backward pass through SiluGrad.
+"""``route(f)``: run code you don't own with its SiLU backward pass through SiluGrad, SwiGLUs fused.
 
 ``jax.nn.silu`` (also reached as ``jax.nn.swish``, ``flax.linen.silu``,
 ``flax.nnx.silu``) is a jitted function named ``silu``, so in a jaxpr every

@@ -1,8 +1,9 @@
 """Seeded samples of the combinatorial tests, so the default run stays short.
 
 A test marked ``@pytest.mark.combinatorial(cases=K)`` is one cell of a large
-product of parameters (the composition matrix is 1780 cells), or one of a
-list of cases that together take long. By default each such test runs a
+product of parameters (the composition matrix is the largest:
+docs/development.md gives its size), or one of a list of cases that together
+take long. By default each such test runs a
 sample of its cells: every value of every parameter at least once (a greedy
 cover, taken in a seeded order; ``cover=("name", ...)`` names the parameters
 to cover instead, ``cover=()`` none), then more cells in that order up to K.

@@ -103,6 +103,7 @@ def test_info_with_the_fake_cann_names_its_libraries_and_version():
                        ("aclnnSiluBackward from", "libopapi_nn.so")):
         assert f"{role}: {home}/lib64/{name} ($ASCEND_HOME_PATH/lib64)" in run.stdout, run.stdout
     assert f"aclnnSwiGluGrad from: {home}/lib64/libopapi_nn.so" in run.stdout, run.stdout
+    assert "aclnnSwiGluGrad: not found" not in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("custom, vendors, provider, origin", [
@@ -132,6 +133,7 @@ def test_info_with_an_older_fake_cann_says_what_it_lacks():
     assert "aclnnSwiGluGradGetWorkspaceSize in libcust_opapi.so, libopapi_*.so, libopapi.so not found" in run.stdout
     assert "install CANN 8.0.RC1 or later" in run.stdout, run.stdout
     assert "aclnnSwiGluGrad from" not in run.stdout
+    assert "aclnnSwiGluGrad: not found (SwiGluGrad on Ascend fails as the note below says" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("variant, missing", [
@@ -365,15 +367,23 @@ def test_info_says_what_each_backend_computes(capsys):
         if not status["compiled"]:
             continue
         at = next(i for i, text in enumerate(lines) if text.strip().startswith(name + " "))
-        computes = lines[at + 1].strip()
+        silu, swiglu = lines[at + 1].strip(), lines[at + 2].strip()
         if name == "ascend":
-            assert computes.startswith("computes: CANN's aclnnSiluBackward, not this package's kernel"), computes
-            assert "x = +-inf gives NaN" in computes and "plain formula" in computes, computes
+            assert silu.startswith("SiluGrad computes: CANN's aclnnSiluBackward, not this package's kernel"), silu
+            assert "x = +-inf gives NaN" in silu and "plain formula" in silu, silu
+            assert swiglu.startswith("SwiGluGrad computes: CANN's aclnnSwiGluGrad, not this package's kernel"), swiglu
+            assert "A = +-inf gives NaN" in swiglu and "plain formula" in swiglu, swiglu
         else:
-            assert computes.startswith("computes: this package's kernel: x = +-inf gives the limits"), computes
+            assert silu.startswith("SiluGrad computes: this package's kernel: x = +-inf gives the limits"), silu
+            assert swiglu.startswith("SwiGluGrad computes: this package's kernel: A = +-inf gives the limits"), swiglu
     out = np.asarray(jas.silu_grad(jnp.full(2, 1.5, jnp.float32), jnp.array([np.inf, -np.inf], jnp.float32)))
     np.testing.assert_array_equal(out, [1.5, -0.0])
     assert np.signbit(out[1])
+    # SwiGluGrad's limits, with g = 1.5 and B = 2: dA = g*B*s'(A) -> 3 and -0.0, dB = g*silu(A) -> inf and -0.0.
+    d_gate, d_up = (np.asarray(d) for d in jas.silu_mul_grad(
+        jnp.full(2, 1.5, jnp.float32), jnp.array([np.inf, -np.inf], jnp.float32), jnp.full(2, 2.0, jnp.float32)))
+    np.testing.assert_array_equal(d_gate, [3.0, -0.0])
+    np.testing.assert_array_equal(d_up, [np.inf, -0.0])
 
 
 def _lowered(platform, g, x, **kwargs):

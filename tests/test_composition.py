@@ -300,7 +300,7 @@ TRANSFORMS = {
 # checks that a jitted function of the user's that ran before (on healthy
 # input, as did the program, twice) still raises on a NaN. "inf": x[3] is
 # +inf, where the package returns SiluGrad's limits and JAX's autodiff of the
-# formula NaN (README's limits); no debug_* cell holds inf, as which
+# formula NaN (docs/api.md's limits); no debug_* cell holds inf, as which
 # intermediate of the two computations is infinite differs by design.
 
 @contextlib.contextmanager
@@ -342,8 +342,8 @@ CONFIGS = {
 REFERENCE_CONFIGS = {"debug_nans_global_nan": ("debug_nans_nan", "debug_nans_global_nan")}
 
 #: Cells the package cannot match, (entry, transform, config) with "*" for
-#: any, and why; each runs as a strict xfail. README's "Composition" section
-#: lists the same.
+#: any, and why; each runs as a strict xfail. docs/composition.md's "Every
+#: transformation" lists the same.
 EXCEPTIONS: dict[tuple[str, str, str], str] = {}
 
 #: The entries run in every dtype; route and silu_grad_p bind the same

@@ -1,5 +1,7 @@
 """End to end: gradients of a SiLU MLP and a jitted training loop."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -56,6 +58,40 @@ def test_demo_main_job_succeeds(capsys):
     assert "loss" in out and "largest gradient difference" in out and "OK" in out
 
 
+def _line(out: str, start: str) -> str:
+    return next(line.strip() for line in out.splitlines() if line.strip().startswith(start))
+
+
+def test_demo_shows_the_routed_swiglu_block(capsys):
+    assert demo.run(steps=1, hidden=8) == 0
+    out = capsys.readouterr().out
+    assert _line(out, "route_report:") == "route_report: RouteReport(swiglu=1, packed=0, silu=0, unfused=())"
+    assert _line(out, "custom calls in its gradient:") == (
+        "custom calls in its gradient: 1 jax_ascend_silu_swiglu_grad, 0 jax_ascend_silu_silu_grad")
+    memory = _line(out, "temporary memory")
+    routed, unrouted, ratio = re.search(r"routed ([\d.]+) KiB, unrouted ([\d.]+) KiB \(([\d.]+)x\)", memory).groups()
+    # The fused backward pass keeps only the SwiGLU's inputs, so XLA plans less (docs/performance.md's table).
+    assert float(routed) < float(unrouted) and float(ratio) == pytest.approx(float(routed) / float(unrouted), abs=0.01)
+    assert _line(out, "largest gradient difference vs unrouted").endswith("(OK, tolerance 1e-05)")
+
+
+def test_demo_shows_the_gradient_at_the_root_and_at_infinity(capsys):
+    assert demo.run(steps=1, hidden=8) == 0
+    out = capsys.readouterr().out
+    root, plus, minus = (_line(out, start).split() for start in (f"{demo.ROOT:.8g} (root)", "+inf", "-inf"))
+    # x, "(root)", ours, its error, "ulp", jax.nn.silu's, its error, "ulp", the exact value
+    assert float(root[3]) <= 4 and float(root[6]) > 4, root  # jax.nn.silu's autodiff is off near the root
+    # At +-inf: ours, 0 ulp from the limit, and jax.nn.silu's NaN (no error to show), then the limit.
+    assert plus[1:] == ["1", "0", "ulp", "nan", "1"] and minus[1:] == ["-0", "0", "ulp", "nan", "0"], (plus, minus)
+    assert "within 4 ulp at the root, the limits at +-inf" in out
+
+
+def test_demo_fails_when_route_does_not_fuse_the_swiglu(capsys, monkeypatch):
+    monkeypatch.setattr(demo, "route", lambda f: f)
+    assert demo.run(steps=1, hidden=8) == 1
+    assert "FAIL: the SwiGLU was not fused into one call" in capsys.readouterr().out
+
+
 def test_demo_fails_when_gradients_disagree(capsys, monkeypatch):
     @jax.custom_vjp
     def wrong_silu(x):
@@ -65,7 +101,8 @@ def test_demo_fails_when_gradients_disagree(capsys, monkeypatch):
     monkeypatch.setattr(demo, "silu", wrong_silu)
     assert demo.run(steps=10, hidden=16) == 1
     out = capsys.readouterr().out
-    assert "FAIL" in out and "OK" not in out
+    assert "(FAIL, tolerance" in _line(out, "largest gradient difference vs jax.nn.silu"), out
+    assert _line(out, "this package:") == "this package: FAIL", out  # 1.5 times s'(x) is wrong at the root and inf
 
 
 def test_demo_runs_exactly_the_steps_asked_for(capsys):

@@ -13,7 +13,8 @@
 namespace nb = nanobind;
 
 NB_MODULE(_silu_grad_ascend, m) {
-  m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handler for platform 'ASCEND'; CANN loaded at run time.";
+  m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'ASCEND'; "
+            "CANN loaded at run time.";
 
   jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradAscend, &JaxAscendSwiGluGradAscend);
 

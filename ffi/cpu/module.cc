@@ -28,7 +28,7 @@ nb::dict Describe(const jas::EnvSetting& s) {
 }  // namespace
 
 NB_MODULE(_silu_grad_cpu, m) {
-  m.doc() = "jax_ascend_silu native extension: XLA FFI handlers for SiluGrad.";
+  m.doc() = "jax_ascend_silu CPU backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'cpu'.";
 
   jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCpu, &JaxAscendSwiGluGradCpu);
 

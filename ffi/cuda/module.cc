@@ -16,7 +16,7 @@
 namespace nb = nanobind;
 
 NB_MODULE(_silu_grad_cuda, m) {
-  m.doc() = "jax_ascend_silu CUDA backend: the XLA FFI handler for platform 'CUDA'.";
+  m.doc() = "jax_ascend_silu CUDA backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'CUDA'.";
 
   jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCuda, &JaxAscendSwiGluGradCuda);
 
