@@ -301,7 +301,7 @@ TEST(cuda_plan, grids_fill_the_device_and_stay_within_the_work) {
   EXPECT_EQ(big.vectors, int64_t{1} << 26);
   EXPECT_EQ(jas::cuda::FlatLaunch(big, kH200), int64_t{264});
   EXPECT_EQ(jas::cuda::FlatLaunch(jas::cuda::MakeFlatSplit(4096, 4, aligned, 3), kH200), int64_t{1});
-  EXPECT_EQ(jas::cuda::FlatLaunch(jas::cuda::MakeFlatSplit(4097 * 4, 4, aligned, 3), kH200), int64_t{2});
+  EXPECT_EQ(jas::cuda::FlatLaunch(jas::cuda::MakeFlatSplit(1025 * 4, 4, aligned, 3), kH200), int64_t{2});
   // Shared boundaries a few elements in: the head up to them, then vectors.
   const uintptr_t shifted[3] = {0x1004, 0x2004, 0x3004};
   const jas::cuda::FlatSplit peeled = jas::cuda::MakeFlatSplit(1000, 4, shifted, 3);
@@ -334,18 +334,25 @@ TEST(cuda_plan, broadcast_of_four_long_rows_fills_the_device) {
     EXPECT_TRUE(l.vector) << jas::DtypeName(t);
     EXPECT_EQ(l.items, 4 * n / width);
     const int64_t blocks = jas::cuda::BroadcastLaunch(l, kH200);
-    EXPECT_EQ(blocks, int64_t{264});
+    EXPECT_EQ(blocks, int64_t{264});  // two items per thread and pass: 4n/width/512 blocks wanted
     if (t != jas::DataType::kFloat32) continue;  // one full walk is enough
     std::vector<uint8_t> writes(static_cast<size_t>(4 * n), 0);
     int64_t bad = 0;
     for (int64_t b = 0; b < blocks; ++b) {
       for (int64_t tx = 0; tx < jas::cuda::kThreads; ++tx) {
-        jas::cuda::BroadcastWalk<false>(jas::cuda::Thread{b, blocks, tx, jas::cuda::kThreads}, l,
-                                        [&](const int64_t* o, int64_t count) {
-                                          bad += count != width || o[0] != o[2] || o[1] != o[2] % n ||
-                                                 o[2] % width != 0;
-                                          for (int64_t k = 0; k < count; ++k) ++writes[o[2] + k];
-                                        });
+        // BroadcastVectorKernel's walk: two whole items per thread and pass.
+        auto item = [&](const int64_t* o) {
+          bad += o[0] != o[2] || o[1] != o[2] % n || o[2] % width != 0;
+          for (int64_t k = 0; k < width; ++k) ++writes[o[2] + k];
+        };
+        using Offsets = std::array<int64_t, 3>;
+        jas::cuda::BroadcastVectorWalk<false>(
+            jas::cuda::Thread{b, blocks, tx, jas::cuda::kThreads}, l,
+            [](const int64_t* o) { return Offsets{o[0], o[1], o[2]}; },
+            [&](int64_t, int64_t, const Offsets* d) {
+              for (int k = 0; k < jas::cuda::kBroadcastItemsPerPass; ++k) item(d[k].data());
+            },
+            [&](int64_t, const Offsets& d) { item(d.data()); });
       }
     }
     EXPECT_EQ(bad, 0);

@@ -387,7 +387,18 @@ void CheckPacked(DataType t, const Dims& x_dims, int64_t dim, const SwiGluIndex*
   // Writes counted per element of out, from its start: dA's element `at` is
   // out's at, dB's is at + inner.
   std::vector<int> writes(static_cast<size_t>(n), 0), writes_b(static_cast<size_t>(n), 0);
-  const SwiGluIndex own = jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l));
+  const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(l);
+  const SwiGluIndex own = jas::cuda::SwiGluIndexOf(rows);
+  // 16-byte vectors exactly where every operand allows them: a dense run
+  // whose operands share their 16-byte boundary, or rows of whole vectors
+  // with every operand aligned.
+  bool aligned = true, shared = true;
+  for (const void* p : {l.y_grad, l.a, l.b, static_cast<const void*>(l.grad_a), static_cast<const void*>(l.grad_b)}) {
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+    shared = shared && reinterpret_cast<uintptr_t>(p) % 16 == reinterpret_cast<uintptr_t>(l.y_grad) % 16;
+  }
+  const bool dense = l.row == l.inner || l.numel() == l.inner;
+  EXPECT_EQ(rows.vec > 1, dense ? shared : aligned && l.inner % (16 / eb) == 0) << what;
   SimulatedLaunch(l, index != nullptr ? *index : own, blocks, &writes, &writes_b);
   for (int64_t i = 0; i + l.inner < n; ++i) writes[static_cast<size_t>(i + l.inner)] += writes_b[i];
   EXPECT_EQ(writes, std::vector<int>(static_cast<size_t>(n), 1)) << what << ": not every element written once";
