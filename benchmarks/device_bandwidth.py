@@ -53,7 +53,7 @@ LAYOUTS = ("flat", "broadcast", "swiglu")
 MOVED = {"flat": 3.0, "broadcast": 2.25, "swiglu": 5.0}
 OPERATION = {"flat": "SiluGrad flat", "broadcast": "SiluGrad broadcast", "swiglu": "SwiGluGrad pair"}
 #: HBM bandwidth of known cards, bytes per second (the vendors' data sheets).
-SPEC = {"H100 80GB HBM3": 3.35e12, "NVIDIA H100 80GB HBM3": 3.35e12, "H200": 4.8e12, "NVIDIA H200": 4.8e12}
+SPEC = {"NVIDIA H100 80GB HBM3": 3.35e12, "NVIDIA H200": 4.8e12}
 BROADCAST_ROWS = 4  # g (4, n/4) against x (1, n/4)
 #: The training steps, full size and for --dry-run: MLP (hidden, batch); SwiGLU (batch, d, hidden).
 MODELS = {"full": {"mlp": (2048, 128), "swiglu": (256, 512, 1408)}, "dry": {"mlp": (32, 8), "swiglu": (8, 16, 32)}}
