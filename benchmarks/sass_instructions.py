@@ -1,38 +1,46 @@
-"""Instructions per element of the CUDA kernels' loops, from their sm_90 SASS.
+"""Instructions per element, registers, spills, occupancy and bytes in flight
+of the CUDA kernels' loops, from their sm_90 SASS.
 
-A plan for the GPU's bandwidth where no GPU runs the code: SiluGrad does
-little arithmetic per byte, and on an H200 it can be issue-bound before it is
-memory-bound, so the instructions a thread issues per element decide how much
-of the memory bandwidth the kernel can use.
+A plan for the GPU's bandwidth where no GPU runs the code: SiluGrad and
+SwiGluGrad do little arithmetic per byte, so the instructions a thread issues
+per element decide whether the kernel can be memory-bound at all, and the
+registers decide how many threads, and so how many bytes of loads, an SM
+holds in flight.
 
 The kernels of kernel/cuda/silu_grad_cuda.cu (SiluGrad) and
 kernel/cuda/swiglu_grad_cuda.cu (SwiGluGrad) are compiled with nvcc (the
 flags of cmake/cuda_backend.cmake) or read from built objects, disassembled
-with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in the control-flow graph: the
-shortest cycle through a loop head that issues as many 16-byte loads as the
-16-byte stores it needs (SiluGrad: two per store; SwiGluGrad: three per two
-stores, g, A and B in, dA and dB out), calls nothing, and so takes every
-"does any lane need the rare path" test's fast branch. Its instruction count
-over the elements its stores write is the result ("fast"). "rare" is the
-cheapest such cycle through a call of a rare-path function (one with a warp
-vote or double-precision arithmetic, itself or in a function it calls: the
-general paths compute in double, the float division's slow path does
-neither), each call costing its cheapest path to its return: a warp with a
-lane off the fast path pays at least that. Kernels that load element by
-element (SwiGluGrad's, the earlier broadcast walk, --legacy) are counted on
-their element-wide loads and stores instead.
+with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in
+the control-flow graph: the shortest cycle through a loop head that issues
+as many 16-byte loads as the 16-byte stores it needs (SiluGrad: two per
+store; SwiGluGrad: three per two stores, g, A and B in, dA and dB out),
+calls nothing, and so takes every "does any lane need the rare path" test's
+fast branch. Its instruction count over the elements its stores write is the
+result ("fast"). "rare" is the cheapest such cycle through a call of a
+rare-path function (one with a warp vote or double-precision arithmetic,
+itself or in a function it calls: the general paths compute in double, the
+float division's slow path does neither), each call costing its cheapest
+path to its return: a warp with a lane off the fast path pays at least that.
+Kernels that load element by element (--legacy) are counted on their
+element-wide loads and stores instead.
 
-Model (issue-bound, no stalls): an H200 has 132 SMs, each with 4 schedulers
-issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
-1.98e9 = 3.35e13 thread instructions per second; a SiluGrad element moves 12
-bytes (float32: two reads, one write) or 6 bytes (halves), a SwiGluGrad
-element 20 or 10 (three reads, two writes), so I instructions per element
-imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s (SiluGrad:
-84 instructions per float32 element, 42 per half element break even;
-SwiGluGrad: 140 and 70).
+Per kernel also: registers and stack bytes (cuobjdump -res-usage), local
+memory loads and stores (spills) on the fast cycle and in the whole kernel,
+the blocks of 256 threads an sm_90 SM holds by registers (65536 registers,
+2048 threads, 32 blocks; registers allocated in units of 8 per thread), and
+the bytes of loads a thread and an SM have in flight per pass
+(kernel/cuda/grid.h's vectors per pass x operands x 16 bytes).
+
+Model (issue-bound, no stalls): an H100 SXM and an H200 both have 132 SMs,
+each with 4 schedulers issuing one warp instruction per clock at ~1.98 GHz,
+i.e. 132 * 4 * 32 * 1.98e9 = 3.35e13 thread instructions per second; a
+SiluGrad element moves 12 bytes (float32: two reads, one write) or 6 bytes
+(halves), a SwiGluGrad element 20 or 10 (three reads, two writes), so I
+instructions per element imply 3.35e13 * bytes / I bytes per second, against
+HBM's 3.35 TB/s (H100 SXM) or 4.8 TB/s (H200).
 
     python benchmarks/sass_instructions.py [--object OBJ ...] [--nvcc NVCC] [--cuobjdump TOOL]
-        [--nvdisasm TOOL] [--list KERNEL] [--tools]
+        [--nvdisasm TOOL] [--list PATH:DTYPE] [--json FILE] [--tools]
 
 Fails (exit 1) when a kernel or its loop cannot be found, so the table cannot
 go stale silently.

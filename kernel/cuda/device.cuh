@@ -118,6 +118,16 @@ __device__ JAS_ALWAYS_INLINE void Store16(void* p, const Vec16& v) {
   }
 }
 
+// The words of kU loaded vectors (d[k].*member) back to back, for one pack.
+template <int kU, class Loaded>
+__device__ JAS_ALWAYS_INLINE void Gather(const Loaded* d, Vec16 Loaded::*member, uint32_t* w) {
+#pragma unroll
+  for (int k = 0; k < kU; ++k) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[4 * k + j] = (d[k].*member).w[j];
+  }
+}
+
 inline __device__ Thread ThisThread() { return {blockIdx.x, gridDim.x, threadIdx.x, blockDim.x}; }
 
 // Per kernel: the blocks of kThreads one multiprocessor holds at once, asked

@@ -119,21 +119,12 @@ __global__ void __launch_bounds__(kThreads)
       },
       [&](int64_t i, int64_t step, const Loaded* d) {
         uint32_t gw[4 * kU], xw[4 * kU], ow[4 * kU];
-#pragma unroll
-        for (int k = 0; k < kU; ++k) {
-#pragma unroll
-          for (int w = 0; w < 4; ++w) {
-            gw[4 * k + w] = d[k].g.w[w];
-            xw[4 * k + w] = d[k].x.w[w];
-          }
-        }
+        Gather<kU>(d, &Loaded::g, gw);
+        Gather<kU>(d, &Loaded::x, xw);
         // Packs of 8 lanes: each rare-path vote covers 8 of a thread's elements.
         GradWords<T, 4 * kU, T == DataType::kFloat32 ? kU / 2 : kU>(gw, xw, ow);
 #pragma unroll
-        for (int k = 0; k < kU; ++k) {
-          Store16<kAlias>(out + s.head + (i + k * step) * kVec,
-                          Vec16{.w = {ow[4 * k], ow[4 * k + 1], ow[4 * k + 2], ow[4 * k + 3]}});
-        }
+        for (int k = 0; k < kU; ++k) Store16<kAlias>(out + s.head + (i + k * step) * kVec, Words16(ow + 4 * k));
       },
       [&](int64_t i, const Loaded& a) {
         Vec16 o;

@@ -94,15 +94,9 @@ __global__ void __launch_bounds__(kThreads, kSwiGluMinBlocks)
       [&](SwiGluSpot s) { return Loaded{s.at, Load16<true>(g + s.i), Load16<true>(a + s.at), Load16<true>(b + s.at)}; },
       [&](int64_t, int64_t, const Loaded* d) {
         uint32_t gw[4 * kU], aw[4 * kU], bw[4 * kU], daw[4 * kU], dbw[4 * kU];
-#pragma unroll
-        for (int k = 0; k < kU; ++k) {
-#pragma unroll
-          for (int w = 0; w < 4; ++w) {
-            gw[4 * k + w] = d[k].g.w[w];
-            aw[4 * k + w] = d[k].a.w[w];
-            bw[4 * k + w] = d[k].b.w[w];
-          }
-        }
+        Gather<kU>(d, &Loaded::g, gw);
+        Gather<kU>(d, &Loaded::a, aw);
+        Gather<kU>(d, &Loaded::b, bw);
 #pragma unroll
         for (int p = 0; p < 4 * kU; p += kWordsPerPack) {
           SwiGluWords<T, kWordsPerPack>(gw + p, aw + p, bw + p, daw + p, dbw + p);
