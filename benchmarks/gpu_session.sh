@@ -11,7 +11,12 @@
 #   $OUT/table.json        benchmarks/device_bandwidth.py's rows
 #   $OUT/route.json        benchmarks/route_swiglu.py's rows (memory and steps)
 #   $OUT/status            .ci/gpu's exit status
-#     benchmarks/gpu_session.sh           PYTHON, GPU_BUILD_DIR as .ci/gpu takes them
+#     benchmarks/gpu_session.sh           PYTHON, GPU_BUILD_DIR, GPU_SKIP_BUILD, GPU_SKIP_TESTS as
+#                                         .ci/gpu takes them
+# A device call may run 10 minutes at most; where the build and the tests
+# leave too little of it, run it twice back to back (the machine stays warm
+# between calls): once with GPU_SKIP_TESTS=1 OUT=... for the tables, or
+# GPU_SKIP_BUILD=1 for a second call on the module the first one built.
 # Without a GPU it does the same as far as .ci/gpu goes there (build, SASS,
 # the table's harness on the CPU) and says so in environment.txt.
 set -uo pipefail
