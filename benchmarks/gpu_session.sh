@@ -26,8 +26,11 @@ mkdir -p "$OUT"
 PYTHON=${PYTHON:-python3}
 {
   date -u
-  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv 2>&1 \
-    || echo "nvidia-smi: not found"
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv 2>&1
+  else
+    echo "nvidia-smi: not found"
+  fi
   nvcc --version 2>&1 | tail -1
   "$PYTHON" -c 'import sys, jax; print(sys.version.split()[0], "jax", jax.__version__); print(jax.devices())' 2>&1
   nproc

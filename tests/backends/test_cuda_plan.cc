@@ -92,6 +92,27 @@ TEST(cuda_plan, same_status_codes_as_the_cpu_phase_one) {
   EXPECT_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
 }
 
+// Phase 2 releases the executor into the calling thread's slot, and the
+// next phase 1 takes it back: one allocation for a program's calls.
+TEST(cuda_plan, a_thread_reuses_the_executor_it_released) {
+  using Slot = jas::cuda::ExecutorSlot<jas::SiluGradCudaExecutor>;
+  const Desc three{{3}};  // outlives d, which points at its dims
+  const jas::TensorDesc d = three.get();
+  uint64_t ws = 0;
+  jas::SiluGradCudaExecutor *first = nullptr, *second = nullptr, *third = nullptr;
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &first), jas::kSuccess);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(first), jas::kSuccess);
+  EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(first));
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &second), jas::kSuccess);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(Slot::Mine().kept, nullptr);
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &third), jas::kSuccess);  // two at once
+  EXPECT_NE(third, second);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(second), jas::kSuccess);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(third), jas::kSuccess);  // the slot is taken: freed
+  EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(second));
+}
+
 TEST(cuda_plan, contiguous_operands_take_the_flat_path_without_workspace) {
   const Plan p = CudaPlan(Desc{{2, 1, 3}}, Desc{{2, 1, 3}}, Desc{{2, 1, 3}});
   EXPECT_EQ(p.status, jas::kSuccess);
