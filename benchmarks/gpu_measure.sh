@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU measurement in one call, for a machine lent for a few minutes:
+# The GPU measurement in one call, for a GPU machine available for a few minutes:
 # what the card and its software are, then .ci/gpu (build with CUDA, the
 # SASS/register/occupancy table, the GPU tests, the table of SiluGrad and
 # SwiGluGrad against XLA's autodiff and the same-mix bound, the training
@@ -11,7 +11,7 @@
 #   $OUT/table.json        benchmarks/device_bandwidth.py's rows
 #   $OUT/route.json        benchmarks/route_swiglu.py's rows (memory and steps)
 #   $OUT/status            .ci/gpu's exit status
-#     benchmarks/gpu_session.sh           PYTHON, GPU_BUILD_DIR, GPU_SKIP_BUILD, GPU_SKIP_TESTS as
+#     benchmarks/gpu_measure.sh           PYTHON, GPU_BUILD_DIR, GPU_SKIP_BUILD, GPU_SKIP_TESTS as
 #                                         .ci/gpu takes them
 # A device call may run 10 minutes at most; where the build and the tests
 # leave too little of it, run it twice back to back (the machine stays warm
