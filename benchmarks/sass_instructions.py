@@ -1,38 +1,46 @@
-"""Instructions per element of the CUDA kernels' loops, from their sm_90 SASS.
+"""Instructions per element, registers, spills, occupancy and bytes in flight
+of the CUDA kernels' loops, from their sm_90 SASS.
 
-A plan for the GPU's bandwidth where no GPU runs the code: SiluGrad does
-little arithmetic per byte, and on an H200 it can be issue-bound before it is
-memory-bound, so the instructions a thread issues per element decide how much
-of the memory bandwidth the kernel can use.
+A plan for the GPU's bandwidth where no GPU runs the code: SiluGrad and
+SwiGluGrad do little arithmetic per byte, so the instructions a thread issues
+per element decide whether the kernel can be memory-bound at all, and the
+registers decide how many threads, and so how many bytes of loads, an SM
+holds in flight.
 
 The kernels of kernel/cuda/silu_grad_cuda.cu (SiluGrad) and
 kernel/cuda/swiglu_grad_cuda.cu (SwiGluGrad) are compiled with nvcc (the
 flags of cmake/cuda_backend.cmake) or read from built objects, disassembled
-with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in the control-flow graph: the
-shortest cycle through a loop head that issues as many 16-byte loads as the
-16-byte stores it needs (SiluGrad: two per store; SwiGluGrad: three per two
-stores, g, A and B in, dA and dB out), calls nothing, and so takes every
-"does any lane need the rare path" test's fast branch. Its instruction count
-over the elements its stores write is the result ("fast"). "rare" is the
-cheapest such cycle through a call of a rare-path function (one with a warp
-vote or double-precision arithmetic, itself or in a function it calls: the
-general paths compute in double, the float division's slow path does
-neither), each call costing its cheapest path to its return: a warp with a
-lane off the fast path pays at least that. Kernels that load element by
-element (SwiGluGrad's, the earlier broadcast walk, --legacy) are counted on
-their element-wide loads and stores instead.
+with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in
+the control-flow graph: the shortest cycle through a loop head that issues
+as many 16-byte loads as the 16-byte stores it needs (SiluGrad: two per
+store; SwiGluGrad: three per two stores, g, A and B in, dA and dB out),
+calls nothing, and so takes every "does any lane need the rare path" test's
+fast branch. Its instruction count over the elements its stores write is the
+result ("fast"). "rare" is the cheapest such cycle through a call of a
+rare-path function (one with a warp vote or double-precision arithmetic,
+itself or in a function it calls: the general paths compute in double, the
+float division's slow path does neither), each call costing its cheapest
+path to its return: a warp with a lane off the fast path pays at least that.
+Kernels that load element by element (--legacy) are counted on their
+element-wide loads and stores instead.
 
-Model (issue-bound, no stalls): an H200 has 132 SMs, each with 4 schedulers
-issuing one warp instruction per clock at ~1.98 GHz, i.e. 132 * 4 * 32 *
-1.98e9 = 3.35e13 thread instructions per second; a SiluGrad element moves 12
-bytes (float32: two reads, one write) or 6 bytes (halves), a SwiGluGrad
-element 20 or 10 (three reads, two writes), so I instructions per element
-imply 3.35e13 * bytes / I bytes per second, against HBM's 4.8 TB/s (SiluGrad:
-84 instructions per float32 element, 42 per half element break even;
-SwiGluGrad: 140 and 70).
+Per kernel also: registers and stack bytes (cuobjdump -res-usage), local
+memory loads and stores (spills) on the fast cycle and in the whole kernel,
+the blocks of 256 threads an sm_90 SM holds by registers (65536 registers,
+2048 threads, 32 blocks; registers allocated in units of 8 per thread), and
+the bytes of loads a thread and an SM have in flight per pass
+(kernel/cuda/grid.h's vectors per pass x operands x 16 bytes).
+
+Model (issue-bound, no stalls): an H100 SXM and an H200 both have 132 SMs,
+each with 4 schedulers issuing one warp instruction per clock at ~1.98 GHz,
+i.e. 132 * 4 * 32 * 1.98e9 = 3.35e13 thread instructions per second; a
+SiluGrad element moves 12 bytes (float32: two reads, one write) or 6 bytes
+(halves), a SwiGluGrad element 20 or 10 (three reads, two writes), so I
+instructions per element imply 3.35e13 * bytes / I bytes per second, against
+HBM's 3.35 TB/s (H100 SXM) or 4.8 TB/s (H200).
 
     python benchmarks/sass_instructions.py [--object OBJ ...] [--nvcc NVCC] [--cuobjdump TOOL]
-        [--nvdisasm TOOL] [--list KERNEL] [--tools]
+        [--nvdisasm TOOL] [--list PATH:DTYPE] [--json FILE] [--tools]
 
 Fails (exit 1) when a kernel or its loop cannot be found, so the table cannot
 go stale silently.
@@ -43,6 +51,7 @@ from __future__ import annotations
 import argparse
 import collections
 import heapq
+import json
 import os
 import pathlib
 import re
@@ -56,14 +65,22 @@ SOURCES = [ROOT / "kernel" / "cuda" / "silu_grad_cuda.cu", ROOT / "kernel" / "cu
 #: kernel/common/dtype.h's DataType values, as they appear in mangled names, and element bytes.
 DTYPES = {"float32": ("E0", 4), "float16": ("E1", 2), "bfloat16": ("E27", 2)}
 #: The kernels measured: path -> mangled-name pattern with {dt}; SiluGrad's flat kernel's
-#: aligned and non-aliased instantiation, its broadcast kernel's 32-bit one; SwiGluGrad's
-#: packed split off the first axis (FastDivmod rows) and its pair form (one dense run).
+#: non-aliased instantiation, its broadcast kernel for whole, aligned items (non-aliased);
+#: SwiGluGrad's packed split off the first axis (FastDivmod rows) and its pair form (one
+#: dense run).
 KERNELS = {
-    "flat": r"FlatKernelILNS_8DataType{dt}ELb1ELb0E",
-    "broadcast": r"BroadcastKernelILNS_8DataType{dt}ELb0E",
+    "flat": r"FlatKernelILNS_8DataType{dt}ELb0E",
+    "broadcast": r"BroadcastVectorKernelILNS_8DataType{dt}ELb0E",
     "swiglu packed": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE1E",
     "swiglu pair": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE0E",
 }
+#: Bytes of loads each thread has in flight per pass (kernel/cuda/grid.h's constants,
+#: read from the source below): vectors (or items of two vectors) per pass x operands x 16.
+GRID_H = ROOT / "kernel" / "cuda" / "grid.h"
+IN_FLIGHT = {"flat": ("kFlatVectorsPerPass", 2 * 16), "broadcast": ("kBroadcastItemsPerPass", 2 * 32),
+             "swiglu packed": ("kSwiGluVectorsPerPass", 3 * 16), "swiglu pair": ("kSwiGluVectorsPerPass", 3 * 16)}
+#: issue 47's goals: fast-path instructions per element (float32, halves).
+GOALS = {"flat": (60, 40), "broadcast": (60, 40), "swiglu packed": (100, 55), "swiglu pair": (100, 55)}
 #: Loads and stores per element of each path (SiluGrad's: g and x in, one out).
 ACCESSES = {"swiglu packed": (3, 2), "swiglu pair": (3, 2)}
 #: The kernel of the earlier layout (one FlatKernel<T, kVector>, a StridedKernel), for comparisons.
@@ -72,6 +89,10 @@ LEGACY = {
     "broadcast": r"StridedKernelINS0_10DeviceElemILNS_8DataType{dt}EEEE",
 }
 H200 = {"sms": 132, "schedulers": 4, "clock": 1.98e9, "hbm": 4.8e12}
+#: sm_90's limits per multiprocessor (H100 and H200 alike), and the H100 SXM's HBM3.
+SM90 = {"regs": 65536, "threads": 2048, "blocks": 32, "reg_unit": 8}
+H100_HBM = 3.35e12
+THREADS = 256  # kernel/cuda/grid.h's kThreads
 
 #: What marks a called function as a rare path (the division's slow path has none of them).
 RARE_OPCODES = ("VOTE", "DFMA", "DMUL", "DADD")
@@ -127,6 +148,36 @@ def functions(cuobjdump: str, nvdisasm: str, obj: pathlib.Path) -> dict[str, lis
         if m and current is not None:
             current.append((int(m.group(1), 16), m.group(2)))
     return out
+
+
+RES = re.compile(r"Function (\S+):.*?REG:(\d+).*?STACK:(\d+)")
+
+
+def resources(cuobjdump: str, obj: pathlib.Path) -> dict[str, tuple[int, int]]:
+    """Mangled kernel name -> (registers, stack bytes), from cuobjdump -res-usage."""
+    done = subprocess.run([cuobjdump, "-res-usage", str(obj)], capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{cuobjdump} -res-usage failed on {obj}:\n{done.stderr.strip()}")
+    out = {}
+    lines = done.stdout.splitlines()
+    for first, second in zip(lines, lines[1:]):
+        m = RES.search(first + " " + second)
+        if m and first.lstrip().startswith("Function"):
+            out[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def occupancy(regs: int) -> int:
+    """Blocks of THREADS one sm_90 multiprocessor holds at once with `regs` registers a thread."""
+    per_thread = -(-regs // SM90["reg_unit"]) * SM90["reg_unit"]
+    return min(SM90["regs"] // (per_thread * THREADS), SM90["threads"] // THREADS, SM90["blocks"])
+
+
+def grid_constant(name: str) -> int:
+    m = re.search(rf"constexpr int {name} = (\d+);", GRID_H.read_text())
+    if not m:
+        sys.exit(f"{name} not found in {GRID_H}")
+    return int(m.group(1))
 
 
 def opcode(insn: str) -> str:
@@ -297,6 +348,7 @@ def main() -> int:
     parser.add_argument("--tools", action="store_true", help="print the disassembly tools found and stop")
     parser.add_argument("--legacy", action="store_true", help="the earlier kernels' names (for a before/after)")
     parser.add_argument("--list", metavar="PATH:DTYPE", help="print one loop's instructions, e.g. flat:float32")
+    parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args()
     cuobjdump = find_tool("cuobjdump", args.cuobjdump)
     nvdisasm = find_tool("nvdisasm", args.nvdisasm)
@@ -305,8 +357,10 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         funcs = {}
+        res = {}
         for obj in args.object or compile_objects(args.nvcc, pathlib.Path(tmp)):
             funcs.update(functions(cuobjdump, nvdisasm, obj))
+            res.update(resources(cuobjdump, obj))
     names = LEGACY if args.legacy else KERNELS
     failed = False
     rows = []
@@ -327,18 +381,38 @@ def main() -> int:
                 failed = True
                 continue
             fast, rare, cycle = result
+            insns = funcs[matches[0]]
             if args.list == f"{path}:{dtype}":
                 for i in cycle[2]:
-                    print(f"  {funcs[matches[0]][i][0]:6x}  {funcs[matches[0]][i][1]}")
-            rows.append((path, dtype, fast, rare, elem_bytes, accesses))
+                    print(f"  {insns[i][0]:6x}  {insns[i][1]}")
+            regs, stack = res.get(matches[0], (0, 0))
+            blocks = occupancy(regs) if regs else 0
+            name, per_pass = IN_FLIGHT[path]
+            loads = grid_constant(name) * per_pass
+            local_fast = sum(opcode(insns[i][1]).startswith(("LDL", "STL")) for i in cycle[2])
+            local_all = sum(opcode(text).startswith(("LDL", "STL")) for _, text in insns)
+            goal = GOALS[path][0 if elem_bytes == 4 else 1]
+            rows.append({"path": path, "dtype": dtype, "fast": round(fast, 1),
+                         "rare": None if rare is None else round(rare, 1), "goal": goal,
+                         "implied_tbps": round(implied(fast, elem_bytes, accesses) / 1e12, 2),
+                         "registers": regs, "stack_bytes": stack, "local_on_fast_path": local_fast,
+                         "local_in_kernel": local_all, "blocks_per_sm": blocks,
+                         "threads_per_sm": blocks * THREADS, "load_bytes_per_thread": loads,
+                         "load_kib_in_flight_per_sm": blocks * THREADS * loads / 1024})
     if rows:
-        print("| path | dtype | instructions per element (fast) | implied H200 bandwidth | "
-              "instructions per element (rare) |")
-        print("|---|---|---|---|---|")
-        for path, dtype, fast, rare, elem_bytes, accesses in rows:
-            bw = implied(fast, elem_bytes, accesses) / 1e12
-            rare_s = f"{rare:.1f}" if rare is not None else "-"
-            print(f"| {path} | {dtype} | {fast:.1f} | {bw:.2f} TB/s ({bw / 4.8:.0%} of 4.8) | {rare_s} |")
+        print("| path | dtype | SASS per element, fast (goal) | implied issue-bound bandwidth | "
+              "SASS per element, rare | registers | stack B | local ld/st on fast path (kernel) | "
+              "blocks of 256 per SM | loads in flight per thread | per SM |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            rare_s = f"{r['rare']:.1f}" if r["rare"] is not None else "-"
+            bw = r["implied_tbps"]
+            print(f"| {r['path']} | {r['dtype']} | {r['fast']:.1f} ({r['goal']}) | {bw:.2f} TB/s "
+                  f"({bw / 4.8:.0%} of H200's 4.8, {min(bw / 3.35, 1):.0%} of H100's 3.35) | {rare_s} | "
+                  f"{r['registers']} | {r['stack_bytes']} | {r['local_on_fast_path']} ({r['local_in_kernel']}) | "
+                  f"{r['blocks_per_sm']} | {r['load_bytes_per_thread']} B | {r['load_kib_in_flight_per_sm']:.0f} KiB |")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     return 1 if failed else 0
 
 

@@ -19,7 +19,7 @@ def test_device_bandwidth_benchmark_reports_every_column(tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert run.returncode == 0, run.stderr
-    assert "ours/copy" in run.stdout
+    assert "ours/bound" in run.stdout
     rows = json.loads(out.read_text())["rows"]
     assert [(r["n"], r["dtype"], r["layout"]) for r in rows] == [(1024, "float32", "flat"), (1024, "bfloat16", "flat")]
     _assert_sane(rows)
@@ -27,13 +27,17 @@ def test_device_bandwidth_benchmark_reports_every_column(tmp_path):
 
 def _assert_sane(rows):
     for r in rows:
-        for name in ("copy", "ours", "xla_autodiff"):
-            assert r[f"{name}_s"] > 0 and r[f"{name}_gbps"] > 0
-        assert r["fraction_of_copy"] > 0 and r["speedup_vs_xla"] > 0
+        for name in ("bound", "ours", "xla_autodiff"):
+            assert r[f"{name}_s"] > 0 and r[f"{name}_wall_s"] > 0 and r[f"{name}_gbps"] > 0
+        assert r["ours_of_bound"] > 0 and r["xla_of_bound"] > 0
+        assert r["speedup_vs_xla"] > 0 and r["wall_speedup_vs_xla"] > 0
+        assert r["spec_gbps"] is None and r["ours_of_spec"] is None  # a CPU has no known spec
         # bytes over seconds: the flat call moves 3 n elements, the broadcast one 2.25 n, SwiGluGrad's 5 n
-        moved = {"flat": 3.0, "broadcast": 2.25, "swiglu": 5.0}[r["layout"]] * r["n"] * (
+        moved = {"flat": 3.0, "root": 3.0, "broadcast": 2.25, "swiglu": 5.0}[r["layout"]] * r["n"] * (
             4 if r["dtype"] == "float32" else 2)
-        assert abs(r["ours_gbps"] * 1e9 * r["ours_s"] - moved) < 1e-6 * moved, r
+        assert r["bytes"] == moved
+        for name in ("bound", "ours", "xla_autodiff"):
+            assert abs(r[f"{name}_gbps"] * 1e9 * r[f"{name}_s"] - moved) < 1e-6 * moved, r
 
 
 def test_the_dry_run_fills_every_row_of_the_gpu_table(tmp_path):
@@ -43,14 +47,15 @@ def test_the_dry_run_fills_every_row_of_the_gpu_table(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     found = json.loads(out.read_text())
-    assert [(r["n"], r["layout"]) for r in found["rows"]] == [(1024, "flat"), (4096, "flat"), (1024, "broadcast"),
-                                                              (4096, "broadcast"), (1024, "swiglu"), (4096, "swiglu")]
+    assert [(r["n"], r["layout"]) for r in found["rows"]] == [
+        (1024, "flat"), (4096, "flat"), (1024, "root"), (4096, "root"), (1024, "broadcast"), (4096, "broadcast"),
+        (1024, "swiglu"), (4096, "swiglu")]
     _assert_sane(found["rows"])
     assert [(m["model"], m["dtype"]) for m in found["models"]] == [
         ("mlp", "float32"), ("mlp", "bfloat16"), ("swiglu", "float32"), ("swiglu", "bfloat16")]
     assert all(m["ours_s"] > 0 and m["native_s"] > 0 for m in found["models"])
     table = [line for line in run.stdout.splitlines() if line.startswith("|")]
-    assert len(table) == 2 + 6 + 4, run.stdout  # heading, rule, SiluGrad and SwiGluGrad rows, steps: one table
+    assert len(table) == 2 + 8 + 4, run.stdout  # heading, rule, SiluGrad and SwiGluGrad rows, steps: one table
     assert table[-1].startswith("| SwiGLU training step (8x16x32) | - | bfloat16 |"), table
 
 

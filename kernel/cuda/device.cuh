@@ -94,6 +94,39 @@ struct Dev<DataType::kBFloat16> : DevHalf<__nv_bfloat162, 0x7fc0, 0x7f80> {
   __device__ static S Store1(float f) { return f != f ? kNan : __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 };
 
+// 16 bytes of an operand as 32-bit words. kAlias: an output may overlap an
+// input, so plain loads and stores; else loads through the non-coherent
+// cache and streaming stores.
+union Vec16 {
+  uint4 raw;
+  uint32_t w[4];
+};
+
+template <bool kAlias>
+__device__ JAS_ALWAYS_INLINE Vec16 Load16(const void* p) {
+  Vec16 v;
+  v.raw = kAlias ? *static_cast<const uint4*>(p) : __ldg(static_cast<const uint4*>(p));
+  return v;
+}
+__device__ JAS_ALWAYS_INLINE Vec16 Words16(const uint32_t* w) { return Vec16{.w = {w[0], w[1], w[2], w[3]}}; }
+template <bool kAlias>
+__device__ JAS_ALWAYS_INLINE void Store16(void* p, const Vec16& v) {
+  if constexpr (kAlias) {
+    *static_cast<uint4*>(p) = v.raw;
+  } else {
+    __stcs(static_cast<uint4*>(p), v.raw);
+  }
+}
+
+// The words of kU loaded vectors (d[k].*member) back to back, for one pack.
+template <int kU, class Loaded>
+__device__ JAS_ALWAYS_INLINE void Gather(const Loaded* d, Vec16 Loaded::*member, uint32_t* w) {
+#pragma unroll
+  for (int k = 0; k < kU; ++k) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) w[4 * k + j] = (d[k].*member).w[j];
+  }
+}
 
 inline __device__ Thread ThisThread() { return {blockIdx.x, gridDim.x, threadIdx.x, blockDim.x}; }
 
@@ -126,17 +159,28 @@ cudaError_t LoadAll() {
   return first;
 }
 
+// Multiprocessors of each device, asked once per device (0: not yet).
+inline constexpr int kKnownDevices = 64;
+inline std::atomic<int> sm_counts[kKnownDevices];
+
+// The multiprocessors of the calling thread's current device (0 if unknown):
+// cudaGetDevice reads the thread's current device, the attribute is asked
+// the first time only.
+inline int SmCount() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  const bool kept = dev >= 0 && dev < kKnownDevices;
+  int sms = kept ? sm_counts[dev].load(std::memory_order_relaxed) : 0;
+  if (sms > 0) return sms;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 0;
+  if (kept) sm_counts[dev].store(sms, std::memory_order_relaxed);
+  return sms;
+}
+
 // The device the calling thread's launches go to, as grid.h sizes grids.
 template <auto Kernel>
 DeviceShape ShapeFor() {
-  DeviceShape d;
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess) {
-    d.sms = sms;
-  }
-  d.blocks_per_sm = KernelInfo<Kernel>::BlocksPerSm();
-  return d;
+  return DeviceShape{SmCount(), KernelInfo<Kernel>::BlocksPerSm()};
 }
 
 template <auto Kernel, class... Args>
@@ -167,6 +211,7 @@ std::string LoadOnEveryDevice(LoadOf&& load_of) {
   std::string failure;
   for (int dev = 0; dev < count && failure.empty(); ++dev) {
     cudaError_t e = cudaSetDevice(dev);
+    if (e == cudaSuccess) SmCount();  // asked here, before any launch
     for (const DtypeInfo& d : kDtypes) {
       if (e == cudaSuccess) VisitDtype(d.type, [&]<DataType T>() { e = load_of.template operator()<T>(); });
     }

@@ -51,54 +51,108 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE void GridStride(const Thread& t, int64_t n, Fn
   for (int64_t i = t.block * t.dim_x + t.x; i < n; i += step) fn(i);
 }
 
-// ---- contiguous operands: one flat grid-stride loop --------------------
+// ---- several accesses per thread and pass ------------------------------
 
-// Vectors per thread and pass of FlatWalk.
-inline constexpr int64_t kFlatVectorsPerPass = 2;
-
-// Blocks of kThreads for `n` elements taken `vec` at a time (1: one by one).
-inline int64_t FlatLaunch(int64_t n, int64_t vec, DeviceShape d) {
-  return GridBlocks(vec > 1 ? n / vec : n, vec > 1 ? kFlatVectorsPerPass : 1, d);
-}
-
-// Thread t's share of n elements. With `vec` > 1, the whole vectors
-// ([i*vec, (i+1)*vec)) go two per pass, i and i + step (each pass of the
-// warp reads whole lines), the next pass's two loaded before this pass's
-// are computed: load(i) -> data, pair(i0, data0, i1, data1); then at most
-// one more, single(i, data); then element(i) for each element of the tail
-// past the last whole vector (every element when vec is 1).
+// Thread t's share of `count` items, kU per pass, i, i + step, ...,
+// i + (kU - 1) * step (so each of a warp's accesses covers consecutive
+// items: whole lines), all kU loaded before any is computed: a thread has
+// kU loads of each operand in flight at once, which is what keeps enough
+// bytes in flight per multiprocessor to cover the memory's latency.
+// load(i) -> data; group(i, step, d) with d[k] item i + k * step's data;
+// then, past the last whole pass, single(i, data) one by one.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <class LoadFn, class PairFn, class SingleFn, class ElementFn>
-JAS_HOST_DEVICE JAS_ALWAYS_INLINE void FlatWalk(const Thread& t, int64_t n, int64_t vec, LoadFn&& load,
-                                                PairFn&& pair, SingleFn&& single, ElementFn&& element) {
+template <int kU, class LoadFn, class GroupFn, class SingleFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void UnrolledStride(const Thread& t, int64_t count, LoadFn&& load, GroupFn&& group,
+                                                      SingleFn&& single) {
   const int64_t step = t.blocks * t.dim_x;
-  const int64_t tid = t.block * t.dim_x + t.x;
-  int64_t begin = 0;
-  if (vec > 1) {
-    const int64_t vectors = n / vec;
-    int64_t i = tid;
-    if (i + step < vectors) {
-      auto next0 = load(i);
-      auto next1 = load(i + step);
-      for (;;) {
-        const auto cur0 = next0, cur1 = next1;
-        const int64_t j = i + 2 * step;
-        const bool more = j + step < vectors;
-        if (more) {
-          next0 = load(j);
-          next1 = load(j + step);
-        }
-        pair(i, cur0, i + step, cur1);
-        i = j;
-        if (!more) break;
-      }
-    }
-    if (i < vectors) single(i, load(i));
-    begin = vectors * vec;
+  int64_t i = t.block * t.dim_x + t.x;
+  using Data = decltype(load(i));
+  for (; i + (kU - 1) * step < count; i += kU * step) {
+    Data d[kU];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int k = 0; k < kU; ++k) d[k] = load(i + k * step);
+    group(i, step, d);
   }
-  for (int64_t i = begin + tid; i < n; i += step) element(i);
+  for (; i < count; i += step) single(i, load(i));
+}
+
+// Elements before the first 16-byte boundary shared by `count` operands of
+// `elem` bytes (at `addr`), at most n; -1 when their boundaries fall at
+// different elements (then no 16-byte access serves all of them at once).
+inline int64_t AlignedHead(const uintptr_t* addr, int count, int64_t elem, int64_t n) {
+  const uintptr_t m = addr[0] % 16;
+  for (int k = 1; k < count; ++k) {
+    if (addr[k] % 16 != m) return -1;
+  }
+  if (m % static_cast<uintptr_t>(elem) != 0) return -1;
+  const auto head = static_cast<int64_t>((16 - m) % 16) / elem;
+  return head < n ? head : n;
+}
+
+// ---- contiguous operands: one flat grid-stride loop --------------------
+
+// Vectors of each operand per thread and pass of FlatWalk: 4 x 16 bytes of
+// g and of x in flight per thread.
+inline constexpr int kFlatVectorsPerPass = 4;
+
+// A contiguous call as FlatWalk splits it: `head` elements one by one (up
+// to the operands' shared 16-byte boundary), `vectors` whole vectors of
+// `vec` elements, then the tail one by one. vec 1: every element one by one
+// (the operands' boundaries differ).
+struct FlatSplit {
+  int64_t n = 0, vec = 1, head = 0, vectors = 0;
+  int64_t tail() const { return head + vectors * vec; }  // the first element past the vectors
+};
+
+inline FlatSplit MakeFlatSplit(int64_t n, int64_t elem, const uintptr_t* addr, int count) {
+  FlatSplit s;
+  s.n = n;
+  const int64_t head = AlignedHead(addr, count, elem, n);
+  if (head < 0 || elem >= 16) return s;
+  s.vec = 16 / elem;
+  s.head = head;
+  s.vectors = (n - head) / s.vec;
+  return s;
+}
+
+// Blocks of kThreads for the split: kFlatVectorsPerPass vectors per thread
+// and pass (or one element, element by element).
+inline int64_t FlatLaunch(const FlatSplit& s, DeviceShape d) {
+  return s.vec > 1 ? GridBlocks(s.vectors, kFlatVectorsPerPass, d) : GridBlocks(s.n, 1, d);
+}
+
+// The elements the vectors leave (head and tail, fewer than vec each), one
+// per thread of the grid's first, or every element (vec 1) grid-stride.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <class ElementFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void EdgeElements(const Thread& t, const FlatSplit& s, ElementFn&& element) {
+  if (s.vec == 1) {
+    GridStride(t, s.n, element);
+    return;
+  }
+  const int64_t tid = t.block * t.dim_x + t.x;
+  if (tid < s.head) element(tid);
+  if (s.tail() + tid < s.n) element(s.tail() + tid);
+}
+
+// Thread t's share of the split: whole vectors (vector i: elements head +
+// i*vec on) kFlatVectorsPerPass per pass by UnrolledStride (load(i) ->
+// data, group(i, step, d), single(i, data)), then element(i) for its head
+// and tail elements.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <class LoadFn, class GroupFn, class SingleFn, class ElementFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void FlatWalk(const Thread& t, const FlatSplit& s, LoadFn&& load,
+                                                GroupFn&& group, SingleFn&& single, ElementFn&& element) {
+  if (s.vec > 1) UnrolledStride<kFlatVectorsPerPass>(t, s.vectors, load, group, single);
+  EdgeElements(t, s, element);
 }
 
 // ---- anything else: chunks of the innermost dimension ------------------
@@ -194,8 +248,15 @@ inline BroadcastLayout MakeBroadcastLayout(const SiluGradCudaExecutor& e, int64_
   return l;
 }
 
-// Blocks of kThreads for the broadcast walk: one item per thread and pass.
-inline int64_t BroadcastLaunch(const BroadcastLayout& l, DeviceShape d) { return GridBlocks(l.items, 1, d); }
+// Items per thread and pass of the broadcast walk where items are vectors:
+// 2 x 32 bytes of g and of x in flight per thread.
+inline constexpr int kBroadcastItemsPerPass = 2;
+
+// Blocks of kThreads for the broadcast walk: kBroadcastItemsPerPass items
+// per thread and pass where they are vectors, else one.
+inline int64_t BroadcastLaunch(const BroadcastLayout& l, DeviceShape d) {
+  return GridBlocks(l.items, l.vector ? kBroadcastItemsPerPass : 1, d);
+}
 
 // Item `item`'s first element in each operand (element offsets), and how many
 // elements it has.
@@ -245,58 +306,143 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE void BroadcastWalk(const Thread& t, const Broa
   });
 }
 
+// Thread t's share of the items where they are vectors, kBroadcastItemsPerPass
+// per pass by UnrolledStride: load(offsets) -> data (every item whole),
+// group(i, step, d), single(i, data).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <bool kWide, class LoadFn, class GroupFn, class SingleFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void BroadcastVectorWalk(const Thread& t, const BroadcastLayout& l, LoadFn&& load,
+                                                           GroupFn&& group, SingleFn&& single) {
+  UnrolledStride<kBroadcastItemsPerPass>(
+      t, l.items,
+      [&](int64_t i) {
+        int64_t o[3];
+        ItemOffsets<kWide>(l, i, o);
+        return load(static_cast<const int64_t*>(o));
+      },
+      group, single);
+}
+
 // ---- SwiGluGrad: rows of A and B ----------------------------------------
 
 // SwiGluGrad's elements as its kernel walks them: element i of yGrad (dense,
 // numel = outer * inner) is column c = i % inner of row r = i / inner, which
 // lies at r * row + c in A, B, dA and dB (swiglu_grad.h's SwiGluLayout).
+// Where every operand allows 16-byte accesses the walk takes vectors of vec
+// elements: a dense run (the pair form, or a split along the first axis)
+// after `head` elements up to the operands' shared 16-byte boundary, with
+// a tail after them; the packed form with rows a whole number of vectors
+// and every operand aligned, each vector's row found once per vector.
+// Otherwise (vec 1) element by element.
 struct SwiGluRows {
   int64_t numel = 0;
   int64_t inner = 1;
   int64_t row = 1;
-  FastDivmod inner_div;  // i / inner, where numel < kFastIndexLimit
+  int64_t vec = 1;      // elements per vector
+  int64_t head = 0;     // dense: elements before the first whole vector
+  int64_t vectors = 0;  // whole vectors
+  // kFast: the row of element i (vec 1) or of vector v (vec > 1: divides by
+  // inner / vec), by FastDivmod.
+  FastDivmod div;
+  int64_t tail() const { return head + vectors * vec; }
 };
 
 // How an element's row is found: kDense, A's elements are yGrad's (one row,
 // or rows back to back: the pair form); kFast, FastDivmod (32 bits); kWide,
-// 64-bit division (2^31 elements and more).
+// 64-bit division (2^31 elements or vectors and more).
 enum class SwiGluIndex { kDense, kFast, kWide };
+
+// Vectors of each operand per thread and pass of SwiGluWalk: 2 x 16 bytes
+// of yGrad, A and B in flight per thread.
+inline constexpr int kSwiGluVectorsPerPass = 2;
 
 inline SwiGluRows MakeSwiGluRows(const SwiGluLayout& l) {
   SwiGluRows r;
   r.numel = l.numel();
   r.inner = l.inner;
   r.row = l.row;
-  if (r.numel < kFastIndexLimit) r.inner_div = FastDivmod::Make(static_cast<uint32_t>(l.inner));
+  const int64_t elem = ElementBytes(l.dtype);
+  const uintptr_t addr[5] = {reinterpret_cast<uintptr_t>(l.y_grad), reinterpret_cast<uintptr_t>(l.a),
+                             reinterpret_cast<uintptr_t>(l.b), reinterpret_cast<uintptr_t>(l.grad_a),
+                             reinterpret_cast<uintptr_t>(l.grad_b)};
+  const int64_t per16 = 16 / elem;
+  if (r.row == r.inner || r.numel == r.inner) {  // dense
+    const int64_t head = AlignedHead(addr, 5, elem, r.numel);
+    if (head >= 0) {
+      r.vec = per16;
+      r.head = head;
+      r.vectors = (r.numel - head) / per16;
+    }
+    return r;
+  }
+  bool aligned = r.inner % per16 == 0;
+  for (uintptr_t a : addr) aligned = aligned && a % 16 == 0;
+  if (aligned) {
+    r.vec = per16;
+    r.vectors = r.numel / per16;
+    if (r.vectors < kFastIndexLimit) r.div = FastDivmod::Make(static_cast<uint32_t>(r.inner / per16));
+  } else if (r.numel < kFastIndexLimit) {
+    r.div = FastDivmod::Make(static_cast<uint32_t>(r.inner));
+  }
   return r;
 }
 
 inline SwiGluIndex SwiGluIndexOf(const SwiGluRows& r) {
   if (r.row == r.inner || r.numel == r.inner) return SwiGluIndex::kDense;
-  return r.numel < kFastIndexLimit ? SwiGluIndex::kFast : SwiGluIndex::kWide;
+  return (r.vec > 1 ? r.vectors : r.numel) < kFastIndexLimit ? SwiGluIndex::kFast : SwiGluIndex::kWide;
 }
 
-// Blocks of kThreads for the SwiGluGrad walk: one element per thread and pass.
-inline int64_t SwiGluLaunch(const SwiGluRows& r, DeviceShape d) { return GridBlocks(r.numel, 1, d); }
+// Blocks of kThreads for the SwiGluGrad walk: kSwiGluVectorsPerPass vectors
+// per thread and pass, or one element.
+inline int64_t SwiGluLaunch(const SwiGluRows& r, DeviceShape d) {
+  return r.vec > 1 ? GridBlocks(r.vectors, kSwiGluVectorsPerPass, d) : GridBlocks(r.numel, 1, d);
+}
 
-// Thread t's share of the elements, one per pass (a warp's 32 consecutive
-// elements: coalesced accesses): element(i, at), i yGrad's offset and `at`
-// A's, B's, dA's and dB's.
+// An element's (or a vector's first element's) offset in yGrad, i, and in
+// A, B, dA and dB, at.
+struct SwiGluSpot {
+  int64_t i = 0, at = 0;
+};
+
+// Where element or vector `k` (in units of `unit` elements) of the run lies:
+// its row found by `div` (kFast, 32 bits), by 64-bit division (kWide) or
+// not at all (kDense: at = i).
+template <SwiGluIndex kIndex>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE SwiGluSpot SwiGluSpotOf(const SwiGluRows& r, int64_t k, int64_t unit,
+                                                          int64_t first) {
+  const int64_t i = first + k * unit;
+  if constexpr (kIndex == SwiGluIndex::kFast) {
+    const uint32_t row = r.div.Div(static_cast<uint32_t>(k));
+    return {i, i + int64_t{row} * (r.row - r.inner)};
+  } else if constexpr (kIndex == SwiGluIndex::kWide) {
+    return {i, i + k / (r.inner / unit) * (r.row - r.inner)};
+  } else {
+    return {i, i};
+  }
+}
+
+// Thread t's share of the elements. Vectors (vec > 1), kSwiGluVectorsPerPass
+// per pass by UnrolledStride: load(spot) -> data, group(v, step, d),
+// single(v, data), v the vector's index (the data carry what the stores need);
+// then element(spot) for each element one by one: the dense run's head and
+// tail, or every element (vec 1; a warp's 32 consecutive elements, coalesced).
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <SwiGluIndex kIndex, class ElementFn>
-JAS_HOST_DEVICE JAS_ALWAYS_INLINE void SwiGluWalk(const Thread& t, const SwiGluRows& r, ElementFn&& element) {
-  GridStride(t, r.numel, [&](int64_t i) {
-    int64_t at = i;
-    if constexpr (kIndex == SwiGluIndex::kFast) {
-      const uint32_t row = r.inner_div.Div(static_cast<uint32_t>(i));
-      at = i + int64_t{row} * (r.row - r.inner);
-    } else if constexpr (kIndex == SwiGluIndex::kWide) {
-      at = i + i / r.inner * (r.row - r.inner);
-    }
-    element(i, at);
-  });
+template <SwiGluIndex kIndex, class LoadFn, class GroupFn, class SingleFn, class ElementFn>
+JAS_HOST_DEVICE JAS_ALWAYS_INLINE void SwiGluWalk(const Thread& t, const SwiGluRows& r, LoadFn&& load,
+                                                  GroupFn&& group, SingleFn&& single, ElementFn&& element) {
+  if (r.vec > 1) {
+    UnrolledStride<kSwiGluVectorsPerPass>(
+        t, r.vectors, [&](int64_t v) { return load(SwiGluSpotOf<kIndex>(r, v, r.vec, r.head)); }, group, single);
+    const int64_t tid = t.block * t.dim_x + t.x;
+    if (tid < r.head) element(SwiGluSpot{tid, tid});  // dense only: packed rows have no head or tail
+    if (r.tail() + tid < r.numel) element(SwiGluSpot{r.tail() + tid, r.tail() + tid});
+    return;
+  }
+  GridStride(t, r.numel, [&](int64_t i) { element(SwiGluSpotOf<kIndex>(r, i, 1, 0)); });
 }
 
 }  // namespace jas::cuda

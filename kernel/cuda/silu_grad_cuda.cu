@@ -1,13 +1,18 @@
 // Phase 2 of the CUDA backend: the device kernels and their launch.
 //
-// Two kernels over the plan of plan.cc, each a walk of grid.h on a persistent
+// Kernels over the plan of plan.cc, each a walk of grid.h on a persistent
 // grid (as many blocks as the device holds at once):
 //  - contiguous operands: one flat grid-stride loop with 16-byte loads and
-//    stores (4 float32 or 8 half values), two vectors per thread and pass, the
-//    next pass's loaded before this one's are computed, then the tail;
+//    stores (4 float32 or 8 half values), four vectors of each input per
+//    thread and pass, all loaded before any is computed; the elements before
+//    the operands' shared 16-byte boundary and after the last whole vector
+//    one by one (element by element throughout only where the operands'
+//    boundaries fall at different elements);
 //  - anything else (broadcast, strided): items of up to 32 bytes' worth of
 //    consecutive elements of a row, each item's offsets from its index by
-//    precomputed division; 16-byte accesses where the row is contiguous.
+//    precomputed division; where every item is whole and aligned, 16-byte
+//    accesses, two items per thread and pass loaded before either is
+//    computed (BroadcastVectorKernel), else one item at a time.
 // The arithmetic is silu_grad_math.h over simd::PackLane: one warp decides
 // its rare paths once per pack. Half types are computed in float32 and
 // rounded once to nearest even, NaN results given the CPU kernel's bits.
@@ -79,26 +84,6 @@ __device__ JAS_ALWAYS_INLINE void GradWords(const uint32_t* g, const uint32_t* x
   }
 }
 
-union Vec16 {
-  uint4 raw;
-  uint32_t w[4];
-};
-
-template <bool kAlias>
-__device__ JAS_ALWAYS_INLINE Vec16 Load16(const void* p) {
-  Vec16 v;
-  v.raw = kAlias ? *static_cast<const uint4*>(p) : __ldg(static_cast<const uint4*>(p));
-  return v;
-}
-template <bool kAlias>
-__device__ JAS_ALWAYS_INLINE void Store16(void* p, const Vec16& v) {
-  if constexpr (kAlias) {
-    *static_cast<uint4*>(p) = v.raw;
-  } else {
-    __stcs(static_cast<uint4*>(p), v.raw);
-  }
-}
-
 template <DataType T>
 __device__ JAS_ALWAYS_INLINE typename Dev<T>::S Element(typename Dev<T>::S g, typename Dev<T>::S x) {
   const float gf = Dev<T>::Load1(g), xf = Dev<T>::Load1(x);
@@ -110,10 +95,10 @@ __device__ JAS_ALWAYS_INLINE typename Dev<T>::S Element(typename Dev<T>::S g, ty
 
 // Operands may alias when kAlias (an output written in place over an input):
 // every element is read before its own slot is written, and by the same thread.
-template <DataType T, bool kVector, bool kAlias>
+template <DataType T, bool kAlias>
 __global__ void __launch_bounds__(kThreads)
     FlatKernel(const typename Dev<T>::S* g_in, const typename Dev<T>::S* x_in, typename Dev<T>::S* out_in,
-               int64_t n) {
+               FlatSplit s) {
   using S = typename Dev<T>::S;
   // Promised not to overlap only where they do not.
   using In = std::conditional_t<kAlias, const S*, const S* __restrict__>;
@@ -122,28 +107,98 @@ __global__ void __launch_bounds__(kThreads)
   const In x = x_in;
   const Out out = out_in;
   constexpr int kVec = 16 / sizeof(S);
+  constexpr int kU = kFlatVectorsPerPass;
   struct Loaded {
     Vec16 g, x;
   };
   FlatWalk(
-      ThisThread(), n, kVector ? kVec : 1,
-      [&](int64_t i) { return Loaded{Load16<kAlias>(g + i * kVec), Load16<kAlias>(x + i * kVec)}; },
-      [&](int64_t i0, const Loaded& a, int64_t i1, const Loaded& b) {
-        const uint32_t gw[8] = {a.g.w[0], a.g.w[1], a.g.w[2], a.g.w[3], b.g.w[0], b.g.w[1], b.g.w[2], b.g.w[3]};
-        const uint32_t xw[8] = {a.x.w[0], a.x.w[1], a.x.w[2], a.x.w[3], b.x.w[0], b.x.w[1], b.x.w[2], b.x.w[3]};
-        uint32_t ow[8];
-        GradWords<T, 8, T == DataType::kFloat32 ? 1 : 2>(gw, xw, ow);
-        Store16<kAlias>(out + i0 * kVec, Vec16{.w = {ow[0], ow[1], ow[2], ow[3]}});
-        Store16<kAlias>(out + i1 * kVec, Vec16{.w = {ow[4], ow[5], ow[6], ow[7]}});
+      ThisThread(), s,
+      [&](int64_t i) {
+        const int64_t at = s.head + i * kVec;
+        return Loaded{Load16<kAlias>(g + at), Load16<kAlias>(x + at)};
+      },
+      [&](int64_t i, int64_t step, const Loaded* d) {
+        uint32_t gw[4 * kU], xw[4 * kU], ow[4 * kU];
+        Gather<kU>(d, &Loaded::g, gw);
+        Gather<kU>(d, &Loaded::x, xw);
+        // Packs of 8 lanes: each rare-path vote covers 8 of a thread's elements.
+        GradWords<T, 4 * kU, T == DataType::kFloat32 ? kU / 2 : kU>(gw, xw, ow);
+#pragma unroll
+        for (int k = 0; k < kU; ++k) Store16<kAlias>(out + s.head + (i + k * step) * kVec, Words16(ow + 4 * k));
       },
       [&](int64_t i, const Loaded& a) {
         Vec16 o;
         GradWords<T, 4>(a.g.w, a.x.w, o.w);
-        Store16<kAlias>(out + i * kVec, o);
+        Store16<kAlias>(out + s.head + i * kVec, o);
       },
       [&](int64_t i) { out[i] = Element<T>(g[i], x[i]); });
 }
 
+// One item's operand `op` as 8 words: two 16-byte vectors (inner stride 1),
+// or its one element repeated (inner stride 0).
+template <DataType T, bool kAlias>
+__device__ JAS_ALWAYS_INLINE void LoadItem(const typename Dev<T>::S* p, int64_t stride, uint32_t* w) {
+  using E = Dev<T>;
+  using S = typename E::S;
+  constexpr int kVec = 16 / sizeof(S);
+  if (stride == 1) {  // the same for every item: no divergence
+    const Vec16 a = Load16<kAlias>(p), b = Load16<kAlias>(p + kVec);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      w[k] = a.w[k];
+      w[4 + k] = b.w[k];
+    }
+    return;
+  }
+  const S s = kAlias ? *p : __ldg(p);
+  uint32_t v;
+  if constexpr (E::kPerWord == 1) {
+    v = __float_as_uint(s);
+  } else {
+    v = uint32_t{s} | uint32_t{s} << 16;
+  }
+#pragma unroll
+  for (int k = 0; k < 8; ++k) w[k] = v;
+}
+
+// Broadcast and strided operands whose items are whole vectors (BroadcastLayout::vector),
+// below 2^31 items: kBroadcastItemsPerPass items per thread and pass, loaded
+// before any is computed.
+template <DataType T, bool kAlias>
+__global__ void __launch_bounds__(kThreads)
+    BroadcastVectorKernel(const typename Dev<T>::S* g, const typename Dev<T>::S* x, typename Dev<T>::S* out,
+                          BroadcastLayout l) {
+  using S = typename Dev<T>::S;
+  constexpr int kVec = 16 / sizeof(S);
+  constexpr int kU = kBroadcastItemsPerPass;
+  struct Loaded {
+    int64_t out;
+    uint32_t g[8], x[8];
+  };
+  auto compute = [&](const Loaded& d) {
+    uint32_t r[8];
+    GradWords<T, 8, T == DataType::kFloat32 ? 1 : 2>(d.g, d.x, r);
+    Store16<kAlias>(out + d.out, Vec16{.w = {r[0], r[1], r[2], r[3]}});
+    Store16<kAlias>(out + d.out + kVec, Vec16{.w = {r[4], r[5], r[6], r[7]}});
+  };
+  BroadcastVectorWalk<false>(
+      ThisThread(), l,
+      [&](const int64_t* o) {
+        Loaded d;
+        d.out = o[2];
+        LoadItem<T, kAlias>(g + o[0], l.inner_strides[0], d.g);
+        LoadItem<T, kAlias>(x + o[1], l.inner_strides[1], d.x);
+        return d;
+      },
+      [&](int64_t, int64_t, const Loaded* d) {
+#pragma unroll
+        for (int k = 0; k < kU; ++k) compute(d[k]);
+      },
+      [&](int64_t, const Loaded& d) { compute(d); });
+}
+
+// Any other layout (and 2^31 items or more): one item per thread and pass,
+// plain loads and stores.
 template <DataType T, bool kWide>
 __global__ void __launch_bounds__(kThreads)
     BroadcastKernel(const typename Dev<T>::S* g, const typename Dev<T>::S* x, typename Dev<T>::S* out,
@@ -152,31 +207,11 @@ __global__ void __launch_bounds__(kThreads)
   using S = typename E::S;
   constexpr int kVec = 16 / sizeof(S);
   constexpr int kWidth = 2 * kVec;  // BroadcastWidth
-  const S* in[2] = {g, x};
   BroadcastWalk<kWide>(ThisThread(), l, [&](const int64_t* o, int64_t count) {
     if (l.vector) {  // the same for every item: no divergence
       uint32_t w[2][8];
-#pragma unroll
-      for (int op = 0; op < 2; ++op) {
-        if (l.inner_strides[op] == 1) {
-          const Vec16 a = Load16<true>(in[op] + o[op]), b = Load16<true>(in[op] + o[op] + kVec);
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            w[op][k] = a.w[k];
-            w[op][4 + k] = b.w[k];
-          }
-        } else {  // one element for the whole item
-          const S s = in[op][o[op]];
-          uint32_t v;
-          if constexpr (E::kPerWord == 1) {
-            v = __float_as_uint(s);
-          } else {
-            v = uint32_t{s} | uint32_t{s} << 16;
-          }
-#pragma unroll
-          for (int k = 0; k < 8; ++k) w[op][k] = v;
-        }
-      }
+      LoadItem<T, true>(g + o[0], l.inner_strides[0], w[0]);
+      LoadItem<T, true>(x + o[1], l.inner_strides[1], w[1]);
       uint32_t r[8];
       GradWords<T, 8, T == DataType::kFloat32 ? 1 : 2>(w[0], w[1], r);
       Store16<true>(out + o[2], Vec16{.w = {r[0], r[1], r[2], r[3]}});
@@ -203,8 +238,8 @@ __global__ void __launch_bounds__(kThreads)
 // Every kernel Launch may launch for dtype T.
 template <DataType T>
 cudaError_t LoadKernelsOf() {
-  return LoadAll<&FlatKernel<T, true, false>, &FlatKernel<T, true, true>, &FlatKernel<T, false, false>,
-                 &FlatKernel<T, false, true>, &BroadcastKernel<T, false>, &BroadcastKernel<T, true>>();
+  return LoadAll<&FlatKernel<T, false>, &FlatKernel<T, true>, &BroadcastVectorKernel<T, false>,
+                 &BroadcastVectorKernel<T, true>, &BroadcastKernel<T, false>, &BroadcastKernel<T, true>>();
 }
 
 
@@ -221,16 +256,6 @@ Range Touched(const SiluGradCudaExecutor& e, int op, const void* data) {
 }
 bool Overlap(Range a, Range b) { return a.first < b.last && b.first < a.last; }
 
-bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-template <DataType T, bool kVector, bool kAlias>
-cudaError_t LaunchFlat(cudaStream_t stream, const typename Dev<T>::S* g, const typename Dev<T>::S* x,
-                       typename Dev<T>::S* out, int64_t n) {
-  constexpr auto kKernel = &FlatKernel<T, kVector, kAlias>;
-  constexpr int64_t kVec = kVector ? 16 / sizeof(typename Dev<T>::S) : 1;
-  return LaunchOn<kKernel>(stream, FlatLaunch(n, kVec, ShapeFor<kKernel>()), g, x, out, n);
-}
-
 template <DataType T>
 cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
   using S = typename Dev<T>::S;
@@ -240,20 +265,30 @@ cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
   const Range wrote = Touched(e, 2, e.grad_input);
   const bool alias = Overlap(wrote, Touched(e, 0, e.grad_output)) || Overlap(wrote, Touched(e, 1, e.self));
   if (e.contiguous) {
-    const bool vector = Aligned16(g) && Aligned16(x) && Aligned16(out);
-    if (vector) {
-      return alias ? LaunchFlat<T, true, true>(stream, g, x, out, e.numel)
-                   : LaunchFlat<T, true, false>(stream, g, x, out, e.numel);
+    const uintptr_t addr[3] = {reinterpret_cast<uintptr_t>(g), reinterpret_cast<uintptr_t>(x),
+                               reinterpret_cast<uintptr_t>(out)};
+    const FlatSplit s = MakeFlatSplit(e.numel, sizeof(S), addr, 3);
+    if (alias) {
+      constexpr auto kKernel = &FlatKernel<T, true>;
+      return LaunchOn<kKernel>(stream, FlatLaunch(s, ShapeFor<kKernel>()), g, x, out, s);
     }
-    return alias ? LaunchFlat<T, false, true>(stream, g, x, out, e.numel)
-                 : LaunchFlat<T, false, false>(stream, g, x, out, e.numel);
+    constexpr auto kKernel = &FlatKernel<T, false>;
+    return LaunchOn<kKernel>(stream, FlatLaunch(s, ShapeFor<kKernel>()), g, x, out, s);
   }
   const BroadcastLayout l = MakeBroadcastLayout(e, BroadcastWidth(T));
-  if (l.items < kFastIndexLimit) {
+  if (l.items >= kFastIndexLimit) {
+    constexpr auto kKernel = &BroadcastKernel<T, true>;
+    return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);
+  }
+  if (!l.vector) {
     constexpr auto kKernel = &BroadcastKernel<T, false>;
     return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);
   }
-  constexpr auto kKernel = &BroadcastKernel<T, true>;
+  if (alias) {
+    constexpr auto kKernel = &BroadcastVectorKernel<T, true>;
+    return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);
+  }
+  constexpr auto kKernel = &BroadcastVectorKernel<T, false>;
   return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);
 }
 

@@ -1,18 +1,21 @@
 // Phase 2 of SwiGluGrad's CUDA backend: the device kernel and its launch.
 //
 // One kernel per dtype and index mode, a walk of grid.h (SwiGluWalk) on a
-// persistent grid: one element per thread and pass, so a warp reads 32
-// consecutive elements of yGrad, A and B and writes 32 of dA and dB. The
-// arithmetic is swiglu_grad_math.h over simd::PackLane<1>: one element per
-// thread, the "does any lane need the general path" test decided once per
-// warp (the warp runs the fast path straight through unless one of its lanes
-// leaves it; which lanes share a decision never changes a result). Half types
+// persistent grid. Where every operand allows it, 16-byte loads and stores
+// (4 float32 or 8 half values), two vectors of yGrad, A and B per thread and
+// pass, all loaded before any is computed: the pair form and a split along
+// the first axis as one dense run (its head and tail up to and from the
+// operands' shared 16-byte boundary one element at a time), the packed form
+// by rows (each vector's row found once per vector, FastDivmod). Otherwise
+// one element per thread and pass (a warp's 32 consecutive elements). The
+// arithmetic is swiglu_grad_math.h over simd::PackLane: packs of 4 lanes,
+// the "does any lane need the general path" tests decided once per warp and
+// pack (which lanes share a decision never changes a result). Half types
 // load widened to float32 and are rounded once, NaN results given the CPU
-// kernel's bits (Dev<T>::Store1). dA and dB may be written over A and B
-// (element for element, swiglu_grad.h): every thread reads its element's
-// inputs before it writes that element's results, so the loads are plain
-// (not through the non-coherent cache) and no pointer is __restrict__.
-// Indexing is 64-bit.
+// kernel's bits. dA and dB may be written over A and B (element for element,
+// swiglu_grad.h): every thread reads its vectors' inputs before it writes
+// their results, so the loads are plain (not through the non-coherent cache)
+// and no pointer is __restrict__. Indexing is 64-bit.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -31,18 +34,95 @@ namespace {
 
 using namespace cuda;  // the walk, launch shapes and dtype conversions
 
+// (dA, dB) for one pack of a thread's lanes: the arithmetic for dtype T.
+template <DataType T, class V>
+__device__ JAS_ALWAYS_INLINE math::SwiGluPair<V> SwiGluArithmetic(typename V::F g, typename V::F a, typename V::F b) {
+  return math::SwiGluGradF32<V>(g, a, b);
+}
+
+// kWords 32-bit words of yGrad, A and B in, as many of dA and dB out, as
+// one pack of lanes (one vote per rare-path test for all of them).
+template <DataType T, int kWords>
+__device__ JAS_ALWAYS_INLINE void SwiGluWords(const uint32_t* g, const uint32_t* a, const uint32_t* b, uint32_t* da,
+                                              uint32_t* db) {
+  using E = Dev<T>;
+  constexpr int kPer = E::kPerWord;
+  using V = simd::PackLane<kWords * kPer>;
+  typename V::F gv, av, bv;
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    E::Unpack(g[w], gv.v + w * kPer);
+    E::Unpack(a[w], av.v + w * kPer);
+    E::Unpack(b[w], bv.v + w * kPer);
+  }
+  const math::SwiGluPair<V> r = SwiGluArithmetic<T, V>(gv, av, bv);
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    da[w] = E::Pack(r.da.v + w * kPer);
+    db[w] = E::Pack(r.db.v + w * kPer);
+  }
+  if (E::AnyNan(da, kWords) || E::AnyNan(db, kWords)) {
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+      da[w] = E::CanonicalNans(da[w]);
+      db[w] = E::CanonicalNans(db[w]);
+    }
+  }
+}
+
+// Two blocks per multiprocessor at least (128 registers a thread): 512
+// threads with 96 bytes of loads each in flight. The arithmetic alone would
+// take ~160 registers with packs of 8 lanes, one block, a quarter of that.
+constexpr int kSwiGluMinBlocks = 2;
+// Lanes per pack: packs of 8 need more than 128 registers and spill.
+constexpr int kSwiGluPackLanes = 4;
+
 template <DataType T, SwiGluIndex kIndex>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kSwiGluMinBlocks)
     SwiGluKernel(const typename Dev<T>::S* g, const typename Dev<T>::S* a, const typename Dev<T>::S* b,
                  typename Dev<T>::S* da, typename Dev<T>::S* db, SwiGluRows rows) {
   using E = Dev<T>;
-  using V = simd::PackLane<1>;
-  SwiGluWalk<kIndex>(ThisThread(), rows, [&](int64_t i, int64_t at) {
-    const V::F gv{{E::Load1(g[i])}}, av{{E::Load1(a[at])}}, bv{{E::Load1(b[at])}};
-    const math::SwiGluPair<V> r = math::SwiGluGradF32<V>(gv, av, bv);
-    da[at] = E::Store1(r.da.v[0]);
-    db[at] = E::Store1(r.db.v[0]);
-  });
+  constexpr int kU = kSwiGluVectorsPerPass;
+  struct Loaded {
+    int64_t at;
+    Vec16 g, a, b;
+  };
+  constexpr int kWordsPerPack = kSwiGluPackLanes / Dev<T>::kPerWord;
+  static_assert((4 * kU) % kWordsPerPack == 0);
+  SwiGluWalk<kIndex>(
+      ThisThread(), rows,
+      [&](SwiGluSpot s) { return Loaded{s.at, Load16<true>(g + s.i), Load16<true>(a + s.at), Load16<true>(b + s.at)}; },
+      [&](int64_t, int64_t, const Loaded* d) {
+        uint32_t gw[4 * kU], aw[4 * kU], bw[4 * kU], daw[4 * kU], dbw[4 * kU];
+        Gather<kU>(d, &Loaded::g, gw);
+        Gather<kU>(d, &Loaded::a, aw);
+        Gather<kU>(d, &Loaded::b, bw);
+#pragma unroll
+        for (int p = 0; p < 4 * kU; p += kWordsPerPack) {
+          SwiGluWords<T, kWordsPerPack>(gw + p, aw + p, bw + p, daw + p, dbw + p);
+        }
+#pragma unroll
+        for (int k = 0; k < kU; ++k) {
+          Store16<true>(da + d[k].at, Words16(daw + 4 * k));
+          Store16<true>(db + d[k].at, Words16(dbw + 4 * k));
+        }
+      },
+      [&](int64_t, const Loaded& d) {
+        uint32_t daw[4], dbw[4];
+#pragma unroll
+        for (int p = 0; p < 4; p += kWordsPerPack) {
+          SwiGluWords<T, kWordsPerPack>(d.g.w + p, d.a.w + p, d.b.w + p, daw + p, dbw + p);
+        }
+        Store16<true>(da + d.at, Words16(daw));
+        Store16<true>(db + d.at, Words16(dbw));
+      },
+      [&](SwiGluSpot s) {
+        using V = simd::PackLane<1>;
+        const typename V::F gv{{E::Load1(g[s.i])}}, av{{E::Load1(a[s.at])}}, bv{{E::Load1(b[s.at])}};
+        const math::SwiGluPair<V> r = SwiGluArithmetic<T, V>(gv, av, bv);
+        da[s.at] = E::Store1(r.da.v[0]);
+        db[s.at] = E::Store1(r.db.v[0]);
+      });
 }
 
 // Every kernel Launch may launch for dtype T.

@@ -4,6 +4,7 @@
 // every thread of a simulated grid, must write every output element exactly
 // once with the CPU kernel's bits. Needs no GPU.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -89,6 +90,27 @@ TEST(cuda_plan, same_status_codes_as_the_cpu_phase_one) {
   EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(nullptr, &d, &d, &ws, &e), jas::kErrParamNullptr);
   EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, nullptr, &e), jas::kErrParamNullptr);
   EXPECT_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+}
+
+// Phase 2 releases the executor into the calling thread's slot, and the
+// next phase 1 takes it back: one allocation for a program's calls.
+TEST(cuda_plan, a_thread_reuses_the_executor_it_released) {
+  using Slot = jas::cuda::ExecutorSlot<jas::SiluGradCudaExecutor>;
+  const Desc three{{3}};  // outlives d, which points at its dims
+  const jas::TensorDesc d = three.get();
+  uint64_t ws = 0;
+  jas::SiluGradCudaExecutor *first = nullptr, *second = nullptr, *third = nullptr;
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &first), jas::kSuccess);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(first), jas::kSuccess);
+  EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(first));
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &second), jas::kSuccess);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(Slot::Mine().kept, nullptr);
+  ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &third), jas::kSuccess);  // two at once
+  EXPECT_NE(third, second);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(second), jas::kSuccess);
+  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(third), jas::kSuccess);  // the slot is taken: freed
+  EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(second));
 }
 
 TEST(cuda_plan, contiguous_operands_take_the_flat_path_without_workspace) {
@@ -291,11 +313,29 @@ TEST(cuda_plan, grids_fill_the_device_and_stay_within_the_work) {
   EXPECT_EQ(GridBlocks(2 * kThreads + 1, 2, kH200), int64_t{2});
   EXPECT_EQ(GridBlocks(int64_t{1} << 40, 2, kH200), int64_t{264});  // persistent: 132 SMs x 2 blocks
   EXPECT_EQ(GridBlocks(int64_t{1} << 40, 2, {}), jas::cuda::kMaxBlocks);  // device unknown
-  // The flat kernel: 2^28 float32 elements are 2^26 vectors, two per thread
-  // and pass: the device's 264 blocks, each thread going round ~500 times.
-  EXPECT_EQ(jas::cuda::FlatLaunch(int64_t{1} << 28, 4, kH200), int64_t{264});
-  EXPECT_EQ(jas::cuda::FlatLaunch(1000, 4, kH200), int64_t{1});
-  EXPECT_EQ(jas::cuda::FlatLaunch(1000, 1, kH200), int64_t{4});
+  // The flat kernel: 2^28 float32 elements are 2^26 vectors, four per
+  // thread and pass: the device's 264 blocks, each thread going round ~250 times.
+  const uintptr_t aligned[3] = {0x1000, 0x2000, 0x3000};
+  const jas::cuda::FlatSplit big = jas::cuda::MakeFlatSplit(int64_t{1} << 28, 4, aligned, 3);
+  EXPECT_EQ(big.vec, 4);
+  EXPECT_EQ(big.head, 0);
+  EXPECT_EQ(big.vectors, int64_t{1} << 26);
+  EXPECT_EQ(jas::cuda::FlatLaunch(big, kH200), int64_t{264});
+  EXPECT_EQ(jas::cuda::FlatLaunch(jas::cuda::MakeFlatSplit(4096, 4, aligned, 3), kH200), int64_t{1});
+  EXPECT_EQ(jas::cuda::FlatLaunch(jas::cuda::MakeFlatSplit(1025 * 4, 4, aligned, 3), kH200), int64_t{2});
+  // Shared boundaries a few elements in: the head up to them, then vectors.
+  const uintptr_t shifted[3] = {0x1004, 0x2004, 0x3004};
+  const jas::cuda::FlatSplit peeled = jas::cuda::MakeFlatSplit(1000, 4, shifted, 3);
+  EXPECT_EQ(peeled.vec, 4);
+  EXPECT_EQ(peeled.head, 3);
+  EXPECT_EQ(peeled.vectors, 249);
+  EXPECT_EQ(peeled.tail(), 999);
+  EXPECT_EQ(jas::cuda::MakeFlatSplit(2, 4, shifted, 3).head, 2);  // all of it before the boundary
+  // Boundaries that differ: element by element, one element per thread and pass.
+  const uintptr_t apart[3] = {0x1000, 0x2004, 0x3000};
+  const jas::cuda::FlatSplit each = jas::cuda::MakeFlatSplit(1000, 4, apart, 3);
+  EXPECT_EQ(each.vec, 1);
+  EXPECT_EQ(jas::cuda::FlatLaunch(each, kH200), int64_t{4});
 }
 
 // vmap over 4 cotangents with a shared x: g (4, 2^24), x (1, 2^24). The old
@@ -315,18 +355,25 @@ TEST(cuda_plan, broadcast_of_four_long_rows_fills_the_device) {
     EXPECT_TRUE(l.vector) << jas::DtypeName(t);
     EXPECT_EQ(l.items, 4 * n / width);
     const int64_t blocks = jas::cuda::BroadcastLaunch(l, kH200);
-    EXPECT_EQ(blocks, int64_t{264});
+    EXPECT_EQ(blocks, int64_t{264});  // two items per thread and pass: 4n/width/512 blocks wanted
     if (t != jas::DataType::kFloat32) continue;  // one full walk is enough
     std::vector<uint8_t> writes(static_cast<size_t>(4 * n), 0);
     int64_t bad = 0;
     for (int64_t b = 0; b < blocks; ++b) {
       for (int64_t tx = 0; tx < jas::cuda::kThreads; ++tx) {
-        jas::cuda::BroadcastWalk<false>(jas::cuda::Thread{b, blocks, tx, jas::cuda::kThreads}, l,
-                                        [&](const int64_t* o, int64_t count) {
-                                          bad += count != width || o[0] != o[2] || o[1] != o[2] % n ||
-                                                 o[2] % width != 0;
-                                          for (int64_t k = 0; k < count; ++k) ++writes[o[2] + k];
-                                        });
+        // BroadcastVectorKernel's walk: two whole items per thread and pass.
+        auto item = [&](const int64_t* o) {
+          bad += o[0] != o[2] || o[1] != o[2] % n || o[2] % width != 0;
+          for (int64_t k = 0; k < width; ++k) ++writes[o[2] + k];
+        };
+        using Offsets = std::array<int64_t, 3>;
+        jas::cuda::BroadcastVectorWalk<false>(
+            jas::cuda::Thread{b, blocks, tx, jas::cuda::kThreads}, l,
+            [](const int64_t* o) { return Offsets{o[0], o[1], o[2]}; },
+            [&](int64_t, int64_t, const Offsets* d) {
+              for (int k = 0; k < jas::cuda::kBroadcastItemsPerPass; ++k) item(d[k].data());
+            },
+            [&](int64_t, const Offsets& d) { item(d.data()); });
       }
     }
     EXPECT_EQ(bad, 0);
@@ -382,22 +429,30 @@ std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64
     ++writes.at(static_cast<size_t>(plan.offsets[2] + oo));
   };
   if (plan.contiguous) {
-    const int64_t vec = vector ? 16 / eb : 1;
-    const int64_t grid = blocks > 0 ? blocks : jas::cuda::FlatLaunch(plan.numel, vec, kH200);
+    // The split the launch makes from the pointers (vector), or element by
+    // element as for operands whose 16-byte boundaries differ.
+    const uintptr_t addr[3] = {reinterpret_cast<uintptr_t>(gp), reinterpret_cast<uintptr_t>(xp),
+                               reinterpret_cast<uintptr_t>(op)};
+    jas::cuda::FlatSplit s;
+    s.n = plan.numel;
+    if (vector) s = jas::cuda::MakeFlatSplit(plan.numel, eb, addr, 3);
+    const int64_t grid = blocks > 0 ? blocks : jas::cuda::FlatLaunch(s, kH200);
     auto whole = [&](int64_t i) {
-      for (int64_t k = 0; k < vec; ++k) compute(i * vec + k, i * vec + k, i * vec + k);
+      const int64_t first = s.head + i * s.vec;
+      for (const uintptr_t a : addr) EXPECT_EQ((a + static_cast<uintptr_t>(first * eb)) % 16, 0u) << "unaligned";
+      for (int64_t k = 0; k < s.vec; ++k) compute(first + k, first + k, first + k);
     };
     for (int64_t b = 0; b < grid; ++b) {
       for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
-        // load(i) hands the vector's index to pair/single, which check the
+        // load(i) hands the vector's index to group/single, which check the
         // loads and the computations go together.
         jas::cuda::FlatWalk(
-            jas::cuda::Thread{b, grid, t, jas::cuda::kThreads}, plan.numel, vec, [](int64_t i) { return i; },
-            [&](int64_t i0, int64_t d0, int64_t i1, int64_t d1) {
-              EXPECT_EQ(d0, i0);
-              EXPECT_EQ(d1, i1);
-              whole(i0);
-              whole(i1);
+            jas::cuda::Thread{b, grid, t, jas::cuda::kThreads}, s, [](int64_t i) { return i; },
+            [&](int64_t i, int64_t step, const int64_t* d) {
+              for (int k = 0; k < jas::cuda::kFlatVectorsPerPass; ++k) {
+                EXPECT_EQ(d[k], i + k * step);
+                whole(d[k]);
+              }
             },
             [&](int64_t i, int64_t d) {
               EXPECT_EQ(d, i);
@@ -410,15 +465,31 @@ std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64
   }
   const jas::cuda::BroadcastLayout l = jas::cuda::MakeBroadcastLayout(plan, jas::cuda::BroadcastWidth(plan.dtype));
   const int64_t grid = blocks > 0 ? blocks : jas::cuda::BroadcastLaunch(l, kH200);
+  auto item = [&](const int64_t* o, int64_t count) {
+    for (int64_t k = 0; k < count; ++k) {
+      compute(o[0] + k * l.inner_strides[0], o[1] + k * l.inner_strides[1], o[2] + k * l.inner_strides[2]);
+    }
+  };
+  using Offsets = std::array<int64_t, 3>;
   for (int64_t b = 0; b < grid; ++b) {
     for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
-      jas::cuda::BroadcastWalk<false>(jas::cuda::Thread{b, grid, t, jas::cuda::kThreads}, l,
-                                      [&](const int64_t* o, int64_t count) {
-                                        for (int64_t k = 0; k < count; ++k) {
-                                          compute(o[0] + k * l.inner_strides[0], o[1] + k * l.inner_strides[1],
-                                                  o[2] + k * l.inner_strides[2]);
-                                        }
-                                      });
+      const jas::cuda::Thread thread{b, grid, t, jas::cuda::kThreads};
+      if (!l.vector) {
+        jas::cuda::BroadcastWalk<false>(thread, l, item);
+        continue;
+      }
+      // BroadcastVectorKernel's walk: whole items, kBroadcastItemsPerPass per pass.
+      jas::cuda::BroadcastVectorWalk<false>(
+          thread, l, [](const int64_t* o) { return Offsets{o[0], o[1], o[2]}; },
+          [&](int64_t i, int64_t step, const Offsets* d) {
+            for (int k = 0; k < jas::cuda::kBroadcastItemsPerPass; ++k) {
+              Offsets want;
+              jas::cuda::ItemOffsets<false>(l, i + k * step, want.data());
+              EXPECT_EQ(d[k], want);
+              item(d[k].data(), l.width);
+            }
+          },
+          [&](int64_t, const Offsets& d) { item(d.data(), l.width); });
     }
   }
   return writes;
@@ -469,6 +540,32 @@ TEST(cuda_grid, flat_loop_writes_every_element_once_vectors_and_tail) {
           simulated::Operand g = jas::test::Contiguous(t, dims), x = jas::test::Contiguous(t, dims);
           simulated::Operand out = jas::test::Contiguous(t, dims);
           simulated::Check(g, x, out, vector, blocks, simulated::What(g, x, out, vector, blocks));
+        }
+      }
+    }
+  }
+}
+
+// Operands starting `shift` elements into their storage: those that share a
+// 16-byte boundary take their head one element at a time, then whole
+// vectors; those whose boundaries differ go element by element.
+TEST(cuda_grid, flat_loop_peels_the_head_up_to_a_shared_boundary) {
+  auto shifted = [](jas::DataType t, int64_t n, int64_t shift) {
+    simulated::Operand o = jas::test::Contiguous(t, {n + shift});
+    o.dims = {n};
+    o.offset = shift;
+    return o;
+  };
+  for (jas::DataType t : jas::test::kTypes) {
+    for (int64_t n : {1, 5, 9, 37, 1000, 4099}) {
+      for (const std::array<int64_t, 3>& shift : {std::array<int64_t, 3>{1, 1, 1}, {3, 3, 3}, {5, 5, 5},
+                                                  {1, 2, 1}, {0, 0, 3}}) {
+        for (int64_t blocks : {int64_t{0}, int64_t{1}}) {
+          simulated::Operand g = shifted(t, n, shift[0]), x = shifted(t, n, shift[1]);
+          simulated::Operand out = shifted(t, n, shift[2]);
+          simulated::Check(g, x, out, true, blocks,
+                           simulated::What(g, x, out, true, blocks) + " shift " + std::to_string(shift[0]) + "," +
+                               std::to_string(shift[1]) + "," + std::to_string(shift[2]));
         }
       }
     }

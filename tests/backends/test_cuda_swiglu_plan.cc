@@ -5,6 +5,7 @@
 // nothing else, with the CPU kernel's bits. Needs no GPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -202,23 +203,62 @@ TEST(cuda_swiglu_plan, layouts_and_launch_geometry) {
   EXPECT_EQ(pair.layout.numel(), 35);
   EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(pair.layout)), SwiGluIndex::kDense);
 
-  // 2^31 elements and more: 64-bit division (the layout alone; no memory).
+  // Aligned operands whose rows are whole vectors: 16-byte vectors, rows
+  // found once per vector (FastDivmod by the vectors per row).
+  const jas::cuda::SwiGluRows vec_rows = jas::cuda::MakeSwiGluRows(l);
+  EXPECT_EQ(vec_rows.vec, 4);
+  EXPECT_EQ(vec_rows.vectors, 6);
+  EXPECT_EQ(vec_rows.div.d, 1u);
+  // 2^31 elements and more (the layout alone; no memory): as vectors, 2^29
+  // of them, still 32-bit; element by element (rows not whole vectors),
+  // 64-bit division; 2^31 vectors and more, 64-bit division.
   jas::SwiGluLayout wide;
   wide.outer = int64_t{1} << 20;
   wide.inner = int64_t{1} << 11;
   wide.row = 2 * wide.inner;
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(wide)), SwiGluIndex::kFast);
+  wide.inner += 1;
+  wide.row = 2 * wide.inner;
   const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(wide);
+  EXPECT_EQ(rows.vec, 1);
   EXPECT_EQ(jas::cuda::SwiGluIndexOf(rows), SwiGluIndex::kWide);
-  // One element per thread and pass: a persistent grid of the device's
-  // blocks for large calls, no more blocks than elements need for small ones.
+  wide.outer = int64_t{1} << 22;
+  wide.inner = int64_t{1} << 11;
+  wide.row = 2 * wide.inner;
+  EXPECT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(wide)), SwiGluIndex::kWide);
+  // A persistent grid of the device's blocks for large calls, no more blocks
+  // than the work needs for small ones: element by element one per thread
+  // and pass, vectors two per thread and pass.
   EXPECT_EQ(jas::cuda::SwiGluLaunch(rows, kH200), int64_t{264});
-  EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(l), kH200), int64_t{1});
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(vec_rows, kH200), int64_t{1});
   jas::SwiGluLayout mid = l;
   mid.outer = 1000;
-  mid.inner = 300;  // 300000 elements: 1172 blocks of 256 wanted, the device's 264 taken
+  mid.inner = 300;  // 75000 vectors: 147 blocks of 256 threads taking two each
+  EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(mid), kH200), int64_t{147});
+  mid.inner = 301;  // 301000 elements one by one: 1176 blocks wanted, the device's 264 taken
+  mid.row = 602;
   EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(mid), kH200), int64_t{264});
-  mid.outer = 2;  // 600 elements: 3 blocks
+  mid.outer = 2;  // 602 elements: 3 blocks
   EXPECT_EQ(jas::cuda::SwiGluLaunch(jas::cuda::MakeSwiGluRows(mid), kH200), int64_t{3});
+  // Dense runs: the head up to the operands' shared 16-byte boundary, or
+  // element by element where the boundaries differ.
+  jas::SwiGluLayout dense;
+  dense.outer = 1;
+  dense.inner = dense.row = 103;
+  dense.packed = false;
+  char* base = reinterpret_cast<char*>(uintptr_t{0x10000});
+  dense.y_grad = base + 8;
+  dense.a = base + 0x1008;
+  dense.b = base + 0x2008;
+  dense.grad_a = base + 0x3008;
+  dense.grad_b = base + 0x4008;
+  const jas::cuda::SwiGluRows peeled = jas::cuda::MakeSwiGluRows(dense);
+  EXPECT_EQ(peeled.vec, 4);
+  EXPECT_EQ(peeled.head, 2);
+  EXPECT_EQ(peeled.vectors, 25);
+  EXPECT_EQ(peeled.tail(), 102);
+  dense.grad_b = base + 0x4004;
+  EXPECT_EQ(jas::cuda::MakeSwiGluRows(dense).vec, 1);
 }
 
 // ---- the walk over simulated grids --------------------------------------
@@ -269,13 +309,38 @@ void SimulatedLaunch(const jas::SwiGluLayout& l, SwiGluIndex index, int64_t bloc
     ++writes_da->at(static_cast<size_t>(at));
     ++writes_db->at(static_cast<size_t>(at));
   };
+  const uintptr_t addr[5] = {reinterpret_cast<uintptr_t>(g), reinterpret_cast<uintptr_t>(a),
+                             reinterpret_cast<uintptr_t>(b), reinterpret_cast<uintptr_t>(da),
+                             reinterpret_cast<uintptr_t>(db)};
+  auto vector = [&](const jas::cuda::SwiGluSpot& s) {
+    for (int op = 0; op < 5; ++op) {
+      const int64_t first = op == 0 ? s.i : s.at;
+      EXPECT_EQ((addr[op] + static_cast<uintptr_t>(first * eb)) % 16, 0u) << "a vector unaligned";
+    }
+    for (int64_t k = 0; k < rows.vec; ++k) visit(s.i + k, s.at + k);
+  };
+  auto walk = [&]<SwiGluIndex kIndex>(const jas::cuda::Thread& thread) {
+    jas::cuda::SwiGluWalk<kIndex>(
+        thread, rows, [](jas::cuda::SwiGluSpot s) { return s; },
+        [&](int64_t v, int64_t step, const jas::cuda::SwiGluSpot* d) {
+          for (int k = 0; k < jas::cuda::kSwiGluVectorsPerPass; ++k) {
+            EXPECT_EQ(d[k].i, rows.head + (v + k * step) * rows.vec);  // loads and results go together
+            vector(d[k]);
+          }
+        },
+        [&](int64_t v, const jas::cuda::SwiGluSpot& d) {
+          EXPECT_EQ(d.i, rows.head + v * rows.vec);
+          vector(d);
+        },
+        [&](jas::cuda::SwiGluSpot s) { visit(s.i, s.at); });
+  };
   for (int64_t blk = 0; blk < grid; ++blk) {
     for (int64_t t = 0; t < jas::cuda::kThreads; ++t) {
       const jas::cuda::Thread thread{blk, grid, t, jas::cuda::kThreads};
       switch (index) {
-        case SwiGluIndex::kDense: jas::cuda::SwiGluWalk<SwiGluIndex::kDense>(thread, rows, visit); break;
-        case SwiGluIndex::kFast: jas::cuda::SwiGluWalk<SwiGluIndex::kFast>(thread, rows, visit); break;
-        case SwiGluIndex::kWide: jas::cuda::SwiGluWalk<SwiGluIndex::kWide>(thread, rows, visit); break;
+        case SwiGluIndex::kDense: walk.template operator()<SwiGluIndex::kDense>(thread); break;
+        case SwiGluIndex::kFast: walk.template operator()<SwiGluIndex::kFast>(thread); break;
+        case SwiGluIndex::kWide: walk.template operator()<SwiGluIndex::kWide>(thread); break;
       }
     }
   }
@@ -322,7 +387,18 @@ void CheckPacked(DataType t, const Dims& x_dims, int64_t dim, const SwiGluIndex*
   // Writes counted per element of out, from its start: dA's element `at` is
   // out's at, dB's is at + inner.
   std::vector<int> writes(static_cast<size_t>(n), 0), writes_b(static_cast<size_t>(n), 0);
-  const SwiGluIndex own = jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l));
+  const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(l);
+  const SwiGluIndex own = jas::cuda::SwiGluIndexOf(rows);
+  // 16-byte vectors exactly where every operand allows them: a dense run
+  // whose operands share their 16-byte boundary, or rows of whole vectors
+  // with every operand aligned.
+  bool aligned = true, shared = true;
+  for (const void* p : {l.y_grad, l.a, l.b, static_cast<const void*>(l.grad_a), static_cast<const void*>(l.grad_b)}) {
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+    shared = shared && reinterpret_cast<uintptr_t>(p) % 16 == reinterpret_cast<uintptr_t>(l.y_grad) % 16;
+  }
+  const bool dense = l.row == l.inner || l.numel() == l.inner;
+  EXPECT_EQ(rows.vec > 1, dense ? shared : aligned && l.inner % (16 / eb) == 0) << what;
   SimulatedLaunch(l, index != nullptr ? *index : own, blocks, &writes, &writes_b);
   for (int64_t i = 0; i + l.inner < n; ++i) writes[static_cast<size_t>(i + l.inner)] += writes_b[i];
   EXPECT_EQ(writes, std::vector<int>(static_cast<size_t>(n), 1)) << what << ": not every element written once";
@@ -341,54 +417,72 @@ TEST(cuda_swiglu_grid, packed_walk_writes_every_element_once_with_the_cpu_bits) 
       CheckPacked(t, {3, 10, 2, 5}, 1, nullptr, blocks);    // middle axis
       CheckPacked(t, {2, 1, 2 * 300}, -1, nullptr, blocks);
       CheckPacked(t, {1000, 2}, 1, nullptr, blocks);        // rows of one element
+      CheckPacked(t, {5, 2 * 64}, -1, nullptr, blocks);     // rows of whole vectors, every dtype
+      CheckPacked(t, {37, 2 * 136}, -1, nullptr, blocks);
+      CheckPacked(t, {3, 2, 2 * 24}, 2, nullptr, blocks);
+      CheckPacked(t, {5, 2 * 64}, -1, &wide, blocks);       // the 64-bit walk on vectors
       CheckPacked(t, {37, 2 * 129}, -1, &wide, blocks);     // the 64-bit walk on the same rows
       CheckPacked(t, {3, 10, 2, 5}, 1, &wide, blocks);
     }
   }
 }
 
-// The pair form: one dense run of every operand, whatever the shape.
+// The pair form: one dense run of every operand, whatever the shape; with
+// operands `shift` elements off a 16-byte boundary, the head up to their
+// shared boundary one element at a time (element by element where the
+// boundaries differ).
 TEST(cuda_swiglu_grid, pair_walk_writes_every_element_once_with_the_cpu_bits) {
+  using Shift = std::array<int64_t, 5>;  // yGrad, A, B, dA, dB
   for (DataType t : kTypes) {
     for (const Dims& dims : {Dims{}, Dims{1}, Dims{255}, Dims{257}, Dims{3, 700}, Dims{2, 3, 4, 5}}) {
-      for (int64_t blocks : {int64_t{0}, int64_t{2}}) {
-        std::mt19937_64 rng(dims.size() + 3 * blocks);
-        int64_t n = 1;
-        for (int64_t v : dims) n *= v;
-        const int64_t eb = jas::ElementBytes(t);
-        std::vector<unsigned char> g = RandomBytes(t, n, rng, 2.0), a = RandomBytes(t, n, rng, 8.0),
-                                   b = RandomBytes(t, n, rng, 2.0);
-        std::vector<unsigned char> bufs[4];
-        for (int k = 0; k < 4; ++k) bufs[k].assign(static_cast<size_t>(n * eb), static_cast<unsigned char>(k));
-        auto desc = [&](void* data) {
-          jas::TensorDesc r;
-          r.dtype = t;
-          r.rank = static_cast<int64_t>(dims.size());
-          r.dims = dims.data();
-          r.storage_numel = n;
-          r.data = data;
-          return r;
-        };
-        const jas::TensorDesc dg = desc(g.data()), da = desc(a.data()), db = desc(b.data());
-        const jas::TensorDesc o[4] = {desc(bufs[0].data()), desc(bufs[1].data()), desc(bufs[2].data()),
-                                      desc(bufs[3].data())};
-        const std::string what = std::string(jas::DtypeName(t)) + " " + ::testing::PrintToString(dims) +
-                                 " blocks " + std::to_string(blocks);
-        uint64_t ws = 0;
-        jas::SwiGluGradExecutor* ce = nullptr;
-        ASSERT_EQ(jas::SwiGluGradPairGetWorkspaceSize(&dg, &da, &db, &o[0], &o[1], &ws, &ce), jas::kSuccess);
-        ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess);
-        jas::SwiGluGradCudaExecutor* e = nullptr;
-        ASSERT_EQ(jas::SwiGluGradCudaPairGetWorkspaceSize(&dg, &da, &db, &o[2], &o[3], &ws, &e), jas::kSuccess);
-        const jas::SwiGluLayout l = e->layout;
-        jas::SwiGluGradCudaDestroyExecutor(e);
-        ASSERT_EQ(jas::cuda::SwiGluIndexOf(jas::cuda::MakeSwiGluRows(l)), SwiGluIndex::kDense) << what;
-        std::vector<int> wa(static_cast<size_t>(n), 0), wb(static_cast<size_t>(n), 0);
-        SimulatedLaunch(l, SwiGluIndex::kDense, blocks, &wa, &wb);
-        EXPECT_EQ(wa, std::vector<int>(static_cast<size_t>(n), 1)) << what;
-        EXPECT_EQ(wb, std::vector<int>(static_cast<size_t>(n), 1)) << what;
-        EXPECT_TRUE(bufs[2] == bufs[0]) << what << ": dA differs from the CPU backend";
-        EXPECT_TRUE(bufs[3] == bufs[1]) << what << ": dB differs from the CPU backend";
+      for (const Shift& shift : {Shift{0, 0, 0, 0, 0}, Shift{1, 1, 1, 1, 1}, Shift{3, 3, 3, 3, 3},
+                                 Shift{1, 0, 1, 1, 1}}) {
+        for (int64_t blocks : {int64_t{0}, int64_t{2}}) {
+          std::mt19937_64 rng(dims.size() + 3 * blocks + 7 * shift[0]);
+          int64_t n = 1;
+          for (int64_t v : dims) n *= v;
+          const int64_t eb = jas::ElementBytes(t);
+          // 16-byte-aligned storage (operator new's), each operand `shift` elements in.
+          std::vector<unsigned char> in[3] = {RandomBytes(t, n + 8, rng, 2.0), RandomBytes(t, n + 8, rng, 8.0),
+                                              RandomBytes(t, n + 8, rng, 2.0)};
+          std::vector<unsigned char> bufs[4];
+          // The same canary for the two backends' dA (and dB): nothing outside the views may change.
+          for (int k = 0; k < 4; ++k) bufs[k].assign(static_cast<size_t>((n + 8) * eb), k % 2 ? 0x5A : 0xA5);
+          auto desc = [&](unsigned char* data, int64_t s) {
+            jas::TensorDesc r;
+            r.dtype = t;
+            r.rank = static_cast<int64_t>(dims.size());
+            r.dims = dims.data();
+            r.storage_numel = n;
+            r.data = data + s * eb;
+            return r;
+          };
+          const jas::TensorDesc dg = desc(in[0].data(), shift[0]), da = desc(in[1].data(), shift[1]),
+                                db = desc(in[2].data(), shift[2]);
+          // [0], [1]: the CPU's dA and dB; [2], [3]: the walk's.
+          const jas::TensorDesc o[4] = {desc(bufs[0].data(), shift[3]), desc(bufs[1].data(), shift[4]),
+                                        desc(bufs[2].data(), shift[3]), desc(bufs[3].data(), shift[4])};
+          const std::string what = std::string(jas::DtypeName(t)) + " " + ::testing::PrintToString(dims) +
+                                   " shift " + ::testing::PrintToString(shift) + " blocks " + std::to_string(blocks);
+          uint64_t ws = 0;
+          jas::SwiGluGradExecutor* ce = nullptr;
+          ASSERT_EQ(jas::SwiGluGradPairGetWorkspaceSize(&dg, &da, &db, &o[0], &o[1], &ws, &ce), jas::kSuccess);
+          ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess);
+          jas::SwiGluGradCudaExecutor* e = nullptr;
+          ASSERT_EQ(jas::SwiGluGradCudaPairGetWorkspaceSize(&dg, &da, &db, &o[2], &o[3], &ws, &e), jas::kSuccess);
+          const jas::SwiGluLayout l = e->layout;
+          jas::SwiGluGradCudaDestroyExecutor(e);
+          const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(l);
+          ASSERT_EQ(jas::cuda::SwiGluIndexOf(rows), SwiGluIndex::kDense) << what;
+          const bool shared = shift == Shift{shift[0], shift[0], shift[0], shift[0], shift[0]};
+          EXPECT_EQ(rows.vec, shared && n > 0 ? 16 / eb : 1) << what;
+          std::vector<int> wa(static_cast<size_t>(n), 0), wb(static_cast<size_t>(n), 0);
+          SimulatedLaunch(l, SwiGluIndex::kDense, blocks, &wa, &wb);
+          EXPECT_EQ(wa, std::vector<int>(static_cast<size_t>(n), 1)) << what;
+          EXPECT_EQ(wb, std::vector<int>(static_cast<size_t>(n), 1)) << what;
+          EXPECT_TRUE(bufs[2] == bufs[0]) << what << ": dA differs from the CPU backend";
+          EXPECT_TRUE(bufs[3] == bufs[1]) << what << ": dB differs from the CPU backend";
+        }
       }
     }
   }
