@@ -3,7 +3,7 @@
 // One kernel per dtype and index mode, a walk of grid.h (SwiGluWalk) on a
 // persistent grid: one element per thread and pass, so a warp reads 32
 // consecutive elements of yGrad, A and B and writes 32 of dA and dB. The
-// arithmetic is swiglu_grad_math.h over simd::PackLane<1>: one element per
+// arithmetic is swiglu_grad_half.h's SwiGluGradOf over simd::PackLane<1>: one element per
 // thread, the "does any lane need the general path" test decided once per
 // warp (the warp runs the fast path straight through unless one of its lanes
 // leaves it; which lanes share a decision never changes a result). Half types
@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "common/swiglu_grad_math.h"
+#include "common/swiglu_grad_half.h"
 #include "cuda/device.cuh"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(kThreads)
   using V = simd::PackLane<1>;
   SwiGluWalk<kIndex>(ThisThread(), rows, [&](int64_t i, int64_t at) {
     const V::F gv{{E::Load1(g[i])}}, av{{E::Load1(a[at])}}, bv{{E::Load1(b[at])}};
-    const math::SwiGluPair<V> r = math::SwiGluGradF32<V>(gv, av, bv);
+    const math::SwiGluPair<V> r = math::SwiGluGradOf<V, T>(gv, av, bv);
     da[at] = E::Store1(r.da.v[0]);
     db[at] = E::Store1(r.db.v[0]);
   });
