@@ -65,18 +65,15 @@ struct HalfSwiGluRange {
 
 // Lanes that leave this path: A below kFastLow (NaN A gives NaN results and
 // leaves by the range test), or a result out of HalfSwiGluRange's range,
-// zero, infinite or NaN. r - r is 0 for a finite r and NaN otherwise, so one
-// ordered comparison of the smaller magnitude plus both catches every
-// non-finite result.
+// zero, infinite or NaN (Nle is true for unordered operands).
 template <class V, bool kFloat16>
 JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::M HalfSwiGluRare(typename V::F a, SwiGluPair<V> r) {
-  using F = typename V::F;
   using Range = HalfSwiGluRange<kFloat16>;
-  const F abs_da = V::Abs(r.da), abs_db = V::Abs(r.db);
-  const F finite = V::Add(V::Sub(r.da, r.da), V::Sub(r.db, r.db));
-  const auto out = V::Or(V::Nle(V::Set(Range::kLow), V::Add(V::Min(abs_da, abs_db), finite)),
-                         V::Nle(V::Max(abs_da, abs_db), V::Set(Range::kHigh)));
-  return V::Or(out, V::Lt(a, V::Set(kFastLow)));
+  const typename V::F abs_da = V::Abs(r.da), abs_db = V::Abs(r.db), low = V::Set(Range::kLow),
+                      high = V::Set(Range::kHigh);
+  const auto out_da = V::Or(V::Nle(low, abs_da), V::Nle(abs_da, high));
+  const auto out_db = V::Or(V::Nle(low, abs_db), V::Nle(abs_db, high));
+  return V::Or(V::Or(out_da, out_db), V::Lt(a, V::Set(kFastLow)));
 }
 
 template <class V>
