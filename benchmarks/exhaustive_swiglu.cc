@@ -5,7 +5,7 @@
 // ulps of the exact result, tiny float32 errors included. Not a ctest entry
 // (2^32 inputs per mode take minutes). Build the target `exhaustive_swiglu`
 // (configure with -DJAX_ASCEND_SILU_TESTS=ON) and run
-//   exhaustive_swiglu [--threads N] [--stride S] [--mode one|random|tiny|huge|halves|all]
+//   exhaustive_swiglu [--threads N] [--stride S] [--mode one|random|tiny|huge|halves|halfpath|all]
 //                     [--begin BITS] [--end BITS]
 // --begin and --end (hexadecimal float32 bit patterns of A, end excluded), as
 // exhaustive_accuracy's: the lanes an arithmetic change touched, when only
@@ -14,8 +14,9 @@
 // Float32 modes: "one" g = B = 1; "random" g and B hashed from A's bits;
 // "tiny" g times 2^-70 or 2^-132 (results down to gradual underflow), B
 // random; "huge" g with exponent 127 and B random (g*B past float32's
-// range). Exit status 1 when a float32 result is beyond 4 ulp, a half one
-// beyond 1 ulp, or any is wrongly NaN/inf.
+// range). "halfpath": the half types' own path for every operand it takes
+// (CheckHalfPath below). Exit status 1 when a float32 result is beyond 4
+// ulp, a half one beyond 1 ulp, or any is wrongly NaN/inf.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,12 +24,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/half.h"
+#include "common/swiglu_grad_half.h"
+#include "cpu/simd_scalar.h"
 #include "cpu/swiglu_grad_cpu.h"
 #include "kernel_test_util.h"
 
@@ -177,6 +181,215 @@ Tally CheckHalf(DataType type, int worker, int workers, std::atomic<bool>& faile
   return t;
 }
 
+// Mode "halfpath": the half types' own path (common/swiglu_grad_half.h)
+// for every operand it takes. Its float32 results are fl(P * s'(A)) and
+// fl(g * silu(A)) with P = g*B exact and s'(A), silu(A) float32 functions
+// of A alone; on that path every result is a normal float32 in the half
+// type's normal range, so scaling P or g by 2^k scales the float32 result
+// and the half rounding alike. The half result then depends only on A and
+// on the significand of P (dA) or of g (dB): every half A in [kFastLow,
+// kFastHigh) meets every significand a product of two half significands can
+// have (dA) and every significand of a half (dB), subnormal factors
+// included (their significands, shifted, are among these). A at or above
+// kFastHigh gives g*B and g*A rounded once, SwiGluGradF32's arithmetic.
+// Against a long double reference (64-bit significand): the error in ulps
+// of the exact value, how many results are not the correctly rounded one,
+// and how many lie too near a rounding midpoint for the reference to tell.
+using Scalar = jas::simd::Scalar;
+
+// x rounded to `bits` significant bits, to nearest even, exponent unbounded.
+double RoundSig(double x, int bits) {
+  if (x == 0.0 || !std::isfinite(x)) return x;
+  const double scale = std::ldexp(1.0, bits - 1 - std::ilogb(x));
+  return std::nearbyint(x * scale) / scale;
+}
+
+long double DerivativeLd(long double a) {
+  const long double e = expl(a), s = 1.0L + e;
+  return e * (1.0L + a + e) / (s * s);
+}
+
+long double SiluLd(long double a) { return a < 0 ? a * expl(a) / (1.0L + expl(a)) : a / (1.0L + expl(-a)); }
+
+struct PathTally {
+  double max_ulp[2] = {0, 0};  // dA, dB
+  float max_at[2] = {0, 0};
+  // not_nearest: past a midpoint; clearly: by more than 2^-20 ulp (the rest
+  // are exact values a hair off a midpoint that the float32 value meets
+  // exactly, as for A near 0, where s'(A) ~ 1/2 + A/4 and silu(A) ~ A/2).
+  int64_t checked = 0, not_nearest[2] = {0, 0}, clearly[2] = {0, 0}, unresolved = 0, over = 0;
+  void Merge(const PathTally& o) {
+    for (int k = 0; k < 2; ++k) {
+      if (o.max_ulp[k] > max_ulp[k]) max_ulp[k] = o.max_ulp[k], max_at[k] = o.max_at[k];
+      not_nearest[k] += o.not_nearest[k];
+      clearly[k] += o.clearly[k];
+    }
+    checked += o.checked, unresolved += o.unresolved, over += o.over;
+  }
+};
+
+// The significands m (as doubles in [1, 2)) to try against one part: every
+// p-bit one (dB), or every distinct product of two (dA).
+std::vector<double> Significands(int p, bool products) {
+  const int64_t lo = int64_t{1} << (p - 1), hi = int64_t{1} << p;
+  std::vector<double> out;
+  if (!products) {
+    for (int64_t m = lo; m < hi; ++m) out.push_back(std::ldexp(static_cast<double>(m), 1 - p));
+    return out;
+  }
+  const int64_t top = int64_t{1} << (2 * p);
+  std::vector<bool> seen(top, false);
+  for (int64_t m1 = lo; m1 < hi; ++m1) {
+    for (int64_t m2 = m1; m2 < hi; ++m2) {
+      const int64_t m = m1 * m2;
+      seen[m < top / 2 ? 2 * m : m] = true;
+    }
+  }
+  for (int64_t m = top / 2; m < top; ++m) {
+    if (seen[m]) out.push_back(std::ldexp(static_cast<double>(m), 1 - 2 * p));
+  }
+  return out;
+}
+
+// One part of one A against every significand: the float32 product rounded
+// with an unbounded exponent, then to p bits, against m * exact.
+// A normal float rounded to p bits, to nearest even (the half stores' bit
+// arithmetic, without their exponent range).
+double RoundFloatTo(float r, int p) {
+  const uint32_t shift = 24 - p, bits = half::Bits(r);
+  const uint32_t rounded = (bits + ((1u << (shift - 1)) - 1) + ((bits >> shift) & 1)) & ~((1u << shift) - 1);
+  return half::FromBits(rounded);
+}
+
+void CheckPart(int k, float a, float part, long double exact, const std::vector<double>& ms, int p, PathTally& t) {
+  const double hi = static_cast<double>(exact), lo = static_cast<double>(exact - hi);
+  const bool normal = std::fabs(part) >= 0x1p-120f;  // then m * part converts to float at full precision
+  for (double m : ms) {
+    const double product = m * double{part};  // exact in double
+    const double h = normal ? RoundFloatTo(static_cast<float>(product), p) : RoundSig(RoundSig(product, 24), p);
+    const double t_res = std::fma(m, hi, -h) + m * lo;  // exact - h
+    uint64_t eb;
+    const double mh = m * hi;
+    std::memcpy(&eb, &mh, sizeof eb);
+    const uint64_t exponent = (eb >> 52) & 0x7ff;  // m * hi is normal
+    const uint64_t ulp_bits = (exponent - static_cast<uint64_t>(p - 1)) << 52;
+    double ulp;
+    std::memcpy(&ulp, &ulp_bits, sizeof ulp);
+    const double err = std::fabs(t_res) / ulp;
+    if (std::fabs(err - 0.5) < 0x1p-36) ++t.unresolved;
+    t.not_nearest[k] += err > 0.5;
+    t.clearly[k] += err > 0.5 + 0x1p-20;
+    t.over += err >= 1.0;
+    if (err > t.max_ulp[k]) t.max_ulp[k] = err, t.max_at[k] = a;
+  }
+  t.checked += static_cast<int64_t>(ms.size());
+}
+
+PathTally CheckHalfPath(DataType type, int worker, int workers) {
+  const bool f16 = type == DataType::kFloat16;
+  const int p = f16 ? 11 : 8;
+  const std::vector<double> products = Significands(p, true), singles = Significands(p, false);
+  PathTally t;
+  for (int bits = worker; bits < 65536; bits += workers) {
+    const uint16_t h = static_cast<uint16_t>(bits);
+    const float a = f16 ? half::F16ToFloat(h) : half::BF16ToFloat(h);
+    if (!(a >= jas::math::kFastLow && a < jas::math::kFastHigh)) continue;
+    const jas::math::HalfSwiGluParts<Scalar> parts = jas::math::SwiGluHalfParts<Scalar>(a);
+    CheckPart(0, a, parts.ds, DerivativeLd(a), products, p, t);
+    if (a != 0.0f) CheckPart(1, a, parts.silu, SiluLd(a), singles, p, t);  // silu(0) = 0 leaves the path
+  }
+  return t;
+}
+
+// Mode "halfpath", second part: the half path's bits against
+// SwiGluGradF32's over every half A and a grid of (g, B) (as CheckHalf),
+// with how many of the differing results are the correctly rounded one.
+struct BitsTally {
+  int64_t checked = 0, differ[2] = {0, 0}, new_nearest[2] = {0, 0}, old_nearest[2] = {0, 0};
+  void Merge(const BitsTally& o) {
+    checked += o.checked;
+    for (int k = 0; k < 2; ++k) {
+      differ[k] += o.differ[k], new_nearest[k] += o.new_nearest[k], old_nearest[k] += o.old_nearest[k];
+    }
+  }
+};
+
+template <DataType T>
+BitsTally CompareWithF32(const std::vector<float>& grid, int worker, int workers) {
+  constexpr bool kF16 = T == DataType::kFloat16;
+  auto round = [](float v) { return kF16 ? half::FloatToF16(v) : half::FloatToBF16(v); };
+  auto widen = [](uint16_t v) { return kF16 ? half::F16ToFloat(v) : half::BF16ToFloat(v); };
+  BitsTally t;
+  for (int bits = worker; bits < 65536; bits += workers) {
+    const float a = widen(static_cast<uint16_t>(bits));
+    for (float g : grid) {
+      for (float b : grid) {
+        const jas::math::SwiGluPair<Scalar> now = jas::math::SwiGluGradOf<Scalar, T>(g, a, b);
+        const jas::math::SwiGluPair<Scalar> old = jas::math::SwiGluGradF32<Scalar>(g, a, b);
+        const uint16_t n[2] = {round(now.da), round(now.db)}, o[2] = {round(old.da), round(old.db)};
+        for (int k = 0; k < 2; ++k) {
+          if (n[k] == o[k]) continue;
+          ++t.differ[k];
+          const long double exact = k == 0 ? (long double){g} * b * DerivativeLd(a) : (long double){g} * SiluLd(a);
+          const long double en = std::fabs(widen(n[k]) - exact), eo = std::fabs(widen(o[k]) - exact);
+          t.new_nearest[k] += en < eo;
+          t.old_nearest[k] += eo < en;
+        }
+        ++t.checked;
+      }
+    }
+  }
+  return t;
+}
+
+bool ReportHalfPath(int threads) {
+  bool ok = true;
+  for (DataType type : {DataType::kBFloat16, DataType::kFloat16}) {
+    const char* name = type == DataType::kFloat16 ? "float16" : "bfloat16";
+    const auto start = std::chrono::steady_clock::now();
+    PathTally total;
+    BitsTally bits;
+    std::mutex mutex;
+    std::vector<float> grid;
+    for (int i = 0; i < 12; ++i) {
+      const float v = jas::test::HashedGrad(static_cast<uint64_t>(i) + 77 * (type == DataType::kFloat16));
+      const float r = type == DataType::kFloat16 ? half::F16ToFloat(half::FloatToF16(v)) :
+                                                   half::BF16ToFloat(half::FloatToBF16(v));
+      grid.push_back(r), grid.push_back(-r * 0.75f);
+    }
+    std::vector<std::thread> pool;
+    for (int w = 0; w < threads; ++w) {
+      pool.emplace_back([&, w] {
+        const PathTally t = CheckHalfPath(type, w, threads);
+        const BitsTally c = type == DataType::kFloat16 ? CompareWithF32<DataType::kFloat16>(grid, w, threads) :
+                                                         CompareWithF32<DataType::kBFloat16>(grid, w, threads);
+        std::lock_guard<std::mutex> lock(mutex);
+        total.Merge(t);
+        bits.Merge(c);
+      });
+    }
+    for (std::thread& th : pool) th.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s half path: %lld (A, significand) pairs; not correctly rounded: dA %lld (%lld by over "
+                "2^-20 ulp), dB %lld (%lld); 1 ulp or more: %lld; too near a midpoint to tell: %lld; %.1f s\n",
+                name, static_cast<long long>(total.checked), static_cast<long long>(total.not_nearest[0]),
+                static_cast<long long>(total.clearly[0]), static_cast<long long>(total.not_nearest[1]),
+                static_cast<long long>(total.clearly[1]), static_cast<long long>(total.over),
+                static_cast<long long>(total.unresolved), seconds);
+    std::printf("  dA max %.5f ulp at A=%.9g; dB max %.5f ulp at A=%.9g\n", total.max_ulp[0], total.max_at[0],
+                total.max_ulp[1], total.max_at[1]);
+    std::printf("  against SwiGluGradF32 rounded, every A x %zu^2 (g, B): %lld inputs; differing dA %lld "
+                "(nearest: new %lld, old %lld), dB %lld (nearest: new %lld, old %lld)\n",
+                grid.size(), static_cast<long long>(bits.checked), static_cast<long long>(bits.differ[0]),
+                static_cast<long long>(bits.new_nearest[0]), static_cast<long long>(bits.old_nearest[0]),
+                static_cast<long long>(bits.differ[1]), static_cast<long long>(bits.new_nearest[1]),
+                static_cast<long long>(bits.old_nearest[1]));
+    std::fflush(stdout);
+    ok &= total.over == 0;
+  }
+  return ok;
+}
+
 template <class Check>
 bool Report(const char* name, int threads, Check check) {
   const auto start = std::chrono::steady_clock::now();
@@ -258,5 +471,6 @@ int main(int argc, char** argv) {
                    [&](int w, int n, std::atomic<bool>& failed) { return CheckHalf(t, w, n, failed); });
     }
   }
+  if (modes == "all" || modes == "halfpath") ok &= ReportHalfPath(threads);
   return ok ? 0 : 1;
 }

@@ -11,7 +11,11 @@ longest such cycle is the loop that takes two vectors per iteration
 result.
 
     python benchmarks/loop_instructions.py OBJECT [--objdump TOOL] [--dtype F32|F16|BF16]
-        [--stores plain|streaming] [--list]
+        [--stores plain|streaming] [--kernel silu|swiglu] [--list]
+
+``--kernel swiglu`` counts SwiGluGrad's loop (``block::RunSwiGlu``) instead,
+whose common path is the one where every lane stays on its dtype's fast
+path; it also takes two vectors per iteration.
 
 OBJECT is one ISA's object file from a CMake build, e.g.
 ``<build>/CMakeFiles/jas_kernel.dir/kernel/cpu/isa_neon.cc.o`` (objdump:
@@ -109,6 +113,8 @@ def main() -> int:
     parser.add_argument("--dtype", choices=("F32", "F16", "BF16"), default="F32")
     parser.add_argument("--stores", choices=("plain", "streaming"), default="plain",
                         help="the ordinary loop, or its non-temporal-store twin (x86, outputs past the cache)")
+    parser.add_argument("--kernel", choices=("silu", "swiglu"), default="silu",
+                        help="SiluGrad's contiguous loop or SwiGluGrad's")
     parser.add_argument("--list", action="store_true", help="print the loop's instructions")
     args = parser.parse_args()
     isa = next((name for name in ISAS if f"isa_{name.lower()}" in args.object), None)
@@ -116,7 +122,10 @@ def main() -> int:
         parser.error(f"{args.object}: expected an isa_<scalar|avx2|avx512|neon>.cc.o object")
     elem = f"jas::block::Elem<(jas::DataType){DATA_TYPE[args.dtype]}>"
     streaming = "true" if args.stores == "streaming" else "false"
-    prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} >, {streaming}>("
+    if args.kernel == "swiglu":
+        prefix = f"void jas::block::RunSwiGlu<jas::simd::{isa}, {elem} >("
+    else:
+        prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} >, {streaming}>("
     insns = disassemble(args.objdump, args.object, prefix)
     if not insns:
         print(f"no function {prefix}...) in {args.object}", file=sys.stderr)
@@ -130,7 +139,7 @@ def main() -> int:
     if args.list:
         for i in path:
             print(f"  {insns[i][0]:6x}  {insns[i][1]:10s} {insns[i][2]}")
-    print(f"{isa} {args.dtype}: loop at +0x{insns[head][0]:x}, {len(path)} instructions for "
+    print(f"{isa} {args.dtype} {args.kernel}: loop at +0x{insns[head][0]:x}, {len(path)} instructions for "
           f"{elements} elements = {len(path) / elements:.2f} per element")
     return 0
 

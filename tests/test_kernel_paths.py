@@ -51,6 +51,9 @@ for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
     for n in (5003, 1 << 18):
         g, x = mixed_inputs(n, dtype)
         out.append(np.asarray(jax.jit(jas.silu_grad)(g, x)).view(np.uint8))
+        # SwiGluGrad: gate x, up g, grad_output g reversed.
+        for r in jax.jit(jas.silu_mul_grad)(g[::-1], x, g):
+            out.append(np.asarray(r).view(np.uint8))
 np.save(sys.argv[1], np.concatenate(out))
 """
 

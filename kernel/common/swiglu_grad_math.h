@@ -1,8 +1,8 @@
 // The SwiGluGrad arithmetic, written once over a vector-ops type V (as the
 // SiluGrad arithmetic is, and with its pieces):
 //   dA = g * B * s'(A),   dB = g * silu(A),   silu(A) = A * E / (1 + E), E = e^A
-// for every dtype in float32 (the half types load widened and round the
-// float32 result once, which stays within 1 ulp of theirs).
+// for float32 results, and for the half types' lanes that leave their own
+// path (swiglu_grad_half.h).
 //
 // The fast path covers A in [kFastLow, kFastHigh) away from the root of s'
 // (the lanes SiluGrad's fast path takes), with g, B and g*B in

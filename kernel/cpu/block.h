@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "common/silu_grad_math.h"
-#include "common/swiglu_grad_math.h"
+#include "common/swiglu_grad_half.h"
 #include "cpu/isa.h"
 
 namespace jas::block {
@@ -23,6 +23,7 @@ struct Elem;
 template <>
 struct Elem<DataType::kFloat32> {
   using Storage = DtypeStorage<DataType::kFloat32>::type;
+  static constexpr DataType kType = DataType::kFloat32;
   template <class V> static typename V::F Load(const float* p) { return V::Load(p); }
   template <class V, bool kStream = false> static void Store(float* p, typename V::F v) {
     if constexpr (kStream) V::StoreStream(p, v); else V::Store(p, v);
@@ -31,6 +32,7 @@ struct Elem<DataType::kFloat32> {
 template <>
 struct Elem<DataType::kFloat16> {
   using Storage = DtypeStorage<DataType::kFloat16>::type;
+  static constexpr DataType kType = DataType::kFloat16;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadF16(p); }
   template <class V, bool kStream = false> static void Store(uint16_t* p, typename V::F v) {
     if constexpr (kStream) V::StoreF16Stream(p, v); else V::StoreF16(p, v);
@@ -39,6 +41,7 @@ struct Elem<DataType::kFloat16> {
 template <>
 struct Elem<DataType::kBFloat16> {
   using Storage = DtypeStorage<DataType::kBFloat16>::type;
+  static constexpr DataType kType = DataType::kBFloat16;
   template <class V> static typename V::F Load(const uint16_t* p) { return V::LoadBF16(p); }
   template <class V, bool kStream = false> static void Store(uint16_t* p, typename V::F v) {
     if constexpr (kStream) V::StoreBF16Stream(p, v); else V::StoreBF16(p, v);
@@ -159,7 +162,7 @@ void RunSwiGlu(const void* g_v, const void* a_v, const void* b_v, void* da_v, vo
   constexpr int64_t kL = V::kLanes;
   auto one = [](const S* g, const S* a, const S* b, S* da, S* db) {
     const math::SwiGluPair<V> r =
-        math::SwiGluGradF32<V>(T::template Load<V>(g), T::template Load<V>(a), T::template Load<V>(b));
+        math::SwiGluGradOf<V, T::kType>(T::template Load<V>(g), T::template Load<V>(a), T::template Load<V>(b));
     T::template Store<V>(da, r.da);
     T::template Store<V>(db, r.db);
   };
@@ -168,7 +171,8 @@ void RunSwiGlu(const void* g_v, const void* a_v, const void* b_v, void* da_v, vo
     const auto g0 = T::template Load<V>(g + i), a0 = T::template Load<V>(a + i), b0 = T::template Load<V>(b + i);
     const auto g1 = T::template Load<V>(g + i + kL), a1 = T::template Load<V>(a + i + kL),
                b1 = T::template Load<V>(b + i + kL);
-    const math::SwiGluPair<V> r0 = math::SwiGluGradF32<V>(g0, a0, b0), r1 = math::SwiGluGradF32<V>(g1, a1, b1);
+    const math::SwiGluPair<V> r0 = math::SwiGluGradOf<V, T::kType>(g0, a0, b0),
+                              r1 = math::SwiGluGradOf<V, T::kType>(g1, a1, b1);
     T::template Store<V>(da + i, r0.da);
     T::template Store<V>(db + i, r0.db);
     T::template Store<V>(da + i + kL, r1.da);

@@ -8,7 +8,8 @@
 // operands' shared 16-byte boundary one element at a time), the packed form
 // by rows (each vector's row found once per vector, FastDivmod). Otherwise
 // one element per thread and pass (a warp's 32 consecutive elements). The
-// arithmetic is swiglu_grad_math.h over simd::PackLane: packs of 4 lanes,
+// arithmetic is swiglu_grad_half.h's SwiGluGradOf (float32's SwiGluGradF32,
+// or the half types' own path) over simd::PackLane: packs of 4 lanes,
 // the "does any lane need the general path" tests decided once per warp and
 // pack (which lanes share a decision never changes a result). Half types
 // load widened to float32 and are rounded once, NaN results given the CPU
@@ -22,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "common/swiglu_grad_math.h"
+#include "common/swiglu_grad_half.h"
 #include "cuda/device.cuh"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
@@ -37,7 +38,7 @@ using namespace cuda;  // the walk, launch shapes and dtype conversions
 // (dA, dB) for one pack of a thread's lanes: the arithmetic for dtype T.
 template <DataType T, class V>
 __device__ JAS_ALWAYS_INLINE math::SwiGluPair<V> SwiGluArithmetic(typename V::F g, typename V::F a, typename V::F b) {
-  return math::SwiGluGradF32<V>(g, a, b);
+  return math::SwiGluGradOf<V, T>(g, a, b);
 }
 
 // kWords 32-bit words of yGrad, A and B in, as many of dA and dB out, as

@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "common/swiglu_grad_half.h"
+#include "cpu/simd_scalar.h"
 #include "cpu/swiglu_grad_cpu.h"
 #include "cpu/testing.h"
 #include "kernel_test_util.h"
@@ -113,6 +115,65 @@ TEST(swiglu, every_isa_thread_count_and_chunk_size_gives_the_same_bits) {
           EXPECT_EQ(r.db.bits, base.db.bits) << DtypeName(t) << " " << IsaName(isa) << " chunk " << chunk;
         }
       }
+    }
+  }
+}
+
+// The half types' own path (common/swiglu_grad_half.h) over every half A,
+// with (g, B) that keep results on it (both signs, near the ends of its
+// range) and that send them off it (zeros, infinities, NaN, subnormal and
+// near-overflow results): on the path within 0.5 ulp plus what its float32
+// arithmetic may add (benchmarks/exhaustive_swiglu.cc's "halfpath" mode
+// finds at most 0.50072 ulp), off it the bits SwiGluGradF32 gives rounded
+// once, and the same bits on every ISA.
+TEST(swiglu, half_types_every_a_on_and_off_their_own_path) {
+  using Scalar = simd::Scalar;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+    const bool f16 = t == DataType::kFloat16;
+    std::vector<std::pair<float, float>> gb = {{1.0f, 1.0f},  {-3.0f, 0.1f},   {0.375f, -7.0f}, {0.0f, 2.0f},
+                                               {2.0f, -0.0f}, {kInf, 1.0f},    {1.0f, -kInf},   {NAN, 1.0f},
+                                               {1.0f, NAN},   {-1e-3f, 1e-3f}, {1e-4f, 3e-4f}};
+    if (f16) {
+      gb.insert(gb.end(), {{60000.0f, 0.5f}, {65504.0f, -1.0f}, {6e-8f, 1.0f}, {1e-3f, 2e-3f}});
+    } else {
+      gb.insert(gb.end(), {{1e38f, 1.5f}, {3e38f, -1.0f}, {1e-38f, 1.0f}, {1e-20f, -1e-18f}, {1e-30f, 1e30f}});
+    }
+    const int64_t n = 65536 * static_cast<int64_t>(gb.size());
+    PairRun base(t, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      base.g.bits[i] = FromFloat(t, gb[i / 65536].first);
+      base.b.bits[i] = FromFloat(t, gb[i / 65536].second);
+      base.a.bits[i] = static_cast<uint32_t>(i % 65536);
+    }
+    ASSERT_EQ(base.Run(Isa::kScalar), kSuccess);
+    int64_t on_path = 0, off_path = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = static_cast<float>(base.g.Value(i)), a = static_cast<float>(base.a.Value(i)),
+                  b = static_cast<float>(base.b.Value(i));
+      const math::SwiGluPair<Scalar> fast = math::SwiGluHalfFast<Scalar>(g, a, b);
+      const bool rare = f16 ? math::HalfSwiGluRare<Scalar, true>(a, fast) : math::HalfSwiGluRare<Scalar, false>(a, fast);
+      if (rare) {
+        ++off_path;
+        const math::SwiGluPair<Scalar> old = math::SwiGluGradF32<Scalar>(g, a, b);
+        ASSERT_EQ(base.da.bits[i], FromFloat(t, old.da)) << DtypeName(t) << " dA at g=" << g << " A=" << a << " B=" << b;
+        ASSERT_EQ(base.db.bits[i], FromFloat(t, old.db)) << DtypeName(t) << " dB at g=" << g << " A=" << a << " B=" << b;
+      } else {
+        ++on_path;
+        const double da = double{g} * b * SiluDerivative(a), db = g * Silu(a);
+        ASSERT_LE(UlpError(base.da.Value(i), da, t), 0.5 + 0x1p-10) << DtypeName(t) << " dA at g=" << g << " A=" << a << " B=" << b;
+        ASSERT_LE(UlpError(base.db.Value(i), db, t), 0.5 + 0x1p-10) << DtypeName(t) << " dB at g=" << g << " A=" << a;
+      }
+    }
+    // Both kinds of lane are exercised, each in bulk.
+    EXPECT_GT(on_path, n / 8) << DtypeName(t);
+    EXPECT_GT(off_path, n / 8) << DtypeName(t);
+    for (Isa isa : SupportedIsas()) {
+      PairRun r(t, {n});
+      r.g.bits = base.g.bits, r.a.bits = base.a.bits, r.b.bits = base.b.bits;
+      ASSERT_EQ(r.Run(isa, 2), kSuccess);
+      EXPECT_EQ(r.da.bits, base.da.bits) << DtypeName(t) << " " << IsaName(isa);
+      EXPECT_EQ(r.db.bits, base.db.bits) << DtypeName(t) << " " << IsaName(isa);
     }
   }
 }
