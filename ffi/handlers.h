@@ -1,13 +1,39 @@
-// XLA FFI handler symbols exported to the nanobind module.
+// XLA FFI handler symbols exported to the nanobind modules, and the
+// operations they implement.
 #ifndef JAX_ASCEND_SILU_FFI_HANDLERS_H_
 #define JAX_ASCEND_SILU_FFI_HANDLERS_H_
 
+#include <span>
+
 #include "xla/ffi/api/c_api.h"
 
-// The custom-call target names; each backend registers its handlers under
-// them for its own platform.
-inline constexpr char kTargetName[] = "jax_ascend_silu_silu_grad";
-inline constexpr char kSwiGluTargetName[] = "jax_ascend_silu_swiglu_grad";
+namespace jas::ffi {
+
+// An operation as Python looks it up (module.targets()[name]) and the
+// custom-call target each backend registers its handler under, for its own
+// platform. Named here only.
+struct Operation {
+  const char* name;
+  const char* target;
+};
+inline constexpr Operation kSiluGrad{"SiluGrad", "jax_ascend_silu_silu_grad"};
+inline constexpr Operation kSwiGluGrad{"SwiGluGrad", "jax_ascend_silu_swiglu_grad"};
+
+using Handler = XLA_FFI_Error* (*)(XLA_FFI_CallFrame*);
+
+// One row of a backend's table: an operation and its handler.
+struct Registration {
+  Operation operation;
+  Handler handler;
+};
+
+// Each backend's table, defined beside its handlers (<platform>/handler.cc):
+// the operations it has. Its module hands the table to Python (module.h).
+std::span<const Registration> CpuRegistrations();
+std::span<const Registration> CudaRegistrations();
+std::span<const Registration> AscendRegistrations();
+
+}  // namespace jas::ffi
 
 // Platform "cpu" (module _silu_grad_cpu).
 extern "C" XLA_FFI_Error* JaxAscendSiluGradCpu(XLA_FFI_CallFrame* call_frame);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "swiglu_grad.h"
 #include "tensor_desc.h"
@@ -80,6 +81,18 @@ xffi::Error SwiGluPhase1(Packed packed, Pair pair, const SwiGluBuffers& b, uint6
     CheckSwiGluPair(&d[0], &d[1], &d[2], &d[3], &d[4], &layout, &why);
   }
   return SwiGluError(s, "phase 1 (GetWorkspaceSize)", (why.empty() ? "" : why + "; ") + "got " + b.Shapes());
+}
+
+// Every platform's handler binds its own context (stream, pool, allocator)
+// and then these: grad_output, then x (packed) or a and b (pair), as many
+// results, and the split axis.
+template <class Binding>
+auto BindSwiGluGrad(Binding&& binding) {
+  return std::forward<Binding>(binding)
+      .template Arg<xffi::AnyBuffer>()  // grad_output (CANN's yGrad)
+      .RemainingArgs()                  // x (packed), or a and b (pair)
+      .RemainingRets()                  // out (packed), or grad_a and grad_b (pair)
+      .template Attr<int64_t>("axis");  // the split axis of x (packed; pair: ignored)
 }
 
 }  // namespace jas::ffi

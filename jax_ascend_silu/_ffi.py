@@ -1,5 +1,5 @@
-"""The backends: one table, read by the loader below, the lowering rules
-(``op.py``), :func:`backends`, ``python -m jax_ascend_silu info`` and the tests.
+"""The backends: one table, read by the loader below, the op layer's lowering
+(``_op_layer.py``), :func:`backends`, ``python -m jax_ascend_silu info`` and the tests.
 
 The CPU and Ascend extensions are always built; the CUDA one is optional
 (CMake option ``JAX_ASCEND_SILU_CUDA``) and otherwise absent without error.
@@ -50,9 +50,11 @@ def _cpu_module():
 
 ext = _cpu_module()
 
-#: The custom-call targets every backend registers under its own platform name
-#: (named once, in ffi/handlers.h): SiluGrad's and SwiGluGrad's.
-TARGET, SWIGLU_TARGET = ext.registrations()
+#: The custom-call target of each operation, by its name (named once, in
+#: ffi/handlers.h); every backend registers its handlers under them for its
+#: own platform.
+TARGETS: dict[str, str] = ext.targets()
+TARGET, SWIGLU_TARGET = TARGETS["SiluGrad"], TARGETS["SwiGluGrad"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,9 +65,12 @@ class Backend:
     #: JAX's platform name for its lowering rule; None is the default rule, which
     #: serves an Ascend PJRT plugin whatever name it gives its platform.
     lowering_platform: str | None
-    #: Whether its handler may write the result over grad_output. CANN does not
-    #: document whether aclnnSiluBackward may, so the Ascend rule never asks.
-    in_place: bool
+    #: The operations its module has handlers for (names of ``TARGETS``); on a
+    #: backend without one, that operation's lowering refuses it (_op_layer.py).
+    operations: tuple[str, ...]
+    #: The operations whose handler may write results over dead inputs. CANN
+    #: does not document whether its operators may, so the Ascend rule never asks.
+    in_place: tuple[str, ...]
     #: What its SiluGrad returns, as docs/accuracy.md and docs/api.md's limits say.
     numbers: str
     #: What its SwiGluGrad returns, likewise.
@@ -77,12 +82,16 @@ _KERNEL_NUMBERS = ("this package's kernel: x = +-inf gives the limits (grad_outp
 _KERNEL_SWIGLU_NUMBERS = ("this package's kernel: A = +-inf gives the limits; dA and dB within 4 ulp (float32), "
                           "1 ulp (float16, bfloat16)")
 
+# Every backend has every operation today; a backend without one lists the
+# others, and that operation's lowering refuses it there.
+_ALL = tuple(TARGETS)
+
 BACKENDS = (
-    Backend("cpu", "_silu_grad_cpu", "cpu", "cpu", in_place=True, numbers=_KERNEL_NUMBERS,
+    Backend("cpu", "_silu_grad_cpu", "cpu", "cpu", operations=_ALL, in_place=_ALL, numbers=_KERNEL_NUMBERS,
             swiglu_numbers=_KERNEL_SWIGLU_NUMBERS),
-    Backend("cuda", "_silu_grad_cuda", "CUDA", "cuda", in_place=True, numbers=_KERNEL_NUMBERS,
+    Backend("cuda", "_silu_grad_cuda", "CUDA", "cuda", operations=_ALL, in_place=_ALL, numbers=_KERNEL_NUMBERS,
             swiglu_numbers=_KERNEL_SWIGLU_NUMBERS),
-    Backend("ascend", "_silu_grad_ascend", "ASCEND", None, in_place=False,
+    Backend("ascend", "_silu_grad_ascend", "ASCEND", None, operations=_ALL, in_place=(),
             numbers="CANN's aclnnSiluBackward, not this package's kernel: sigma*(1 + x*(1-sigma)) in float32 "
                     "(float16/bfloat16 upcast, rounded to nearest even), so x = +-inf gives NaN and the accuracy "
                     "is the plain formula's (float32 near the root x = -1.2785: about 1e-6*|grad_output| absolute)",
@@ -193,7 +202,7 @@ def _registration_reaches(device) -> tuple[bool, str]:
 
     from . import silu_grad  # the public function, so the probe lowers what users call
 
-    arg = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(device))
+    arg = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=jax.sharding.make_single_device_sharding(device))
     try:
         jax.jit(silu_grad).lower(arg, arg).compile()
     except Exception as err:  # whatever the plugin's compiler raises

@@ -223,3 +223,40 @@ silu_second_p = elementwise_primitive(
 def silu_second(x):
     """s''(x) in float32 (or wider), differentiable to any order."""
     return silu_second_p.bind(x)
+
+
+# ------------------------------------------------------------------ SwiGLU --
+# silu(a) * b and its derivatives in float32 (or wider), each result rounded
+# once to a's dtype: the jnp lowerings of swiglu.py's primitives.
+
+
+def silu_wide(a):
+    """silu(a) in float32 (or wider), with its limit -0 at a = -inf (where
+    ``a * sigmoid(a)`` is NaN), as the kernel gives it."""
+    a = wide_float(a)
+    return jnp.where(a == -jnp.inf, jnp.full_like(a, -0.0), jax.nn.silu(a))
+
+
+def swiglu_value(a, b):
+    """silu(a) * b."""
+    return (silu_wide(a) * wide_float(b)).astype(a.dtype)
+
+
+def swiglu_tangent(a_dot, b_dot, a, b):
+    """b * s'(a) * a_dot + silu(a) * b_dot."""
+    out = times_silu_prime(wide_float(a_dot) * wide_float(b), a) + silu_wide(a) * wide_float(b_dot)
+    return out.astype(a.dtype)
+
+
+def swiglu_grads(g, a, b):
+    """SwiGluGrad: (dA, dB) = (g * B * s'(A), g * silu(A))."""
+    g = wide_float(g)
+    return times_silu_prime(g * wide_float(b), a).astype(a.dtype), (g * silu_wide(a)).astype(a.dtype)
+
+
+def times_silu_second(a, *factors):
+    """The product of ``factors`` and s''(a), rounded once to a's dtype."""
+    out = silu_second(a)
+    for f in factors:
+        out = lax.mul(out, wide_float(f))
+    return out.astype(a.dtype)

@@ -44,23 +44,29 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental.custom_partitioning import custom_partitioning
 from jax.interpreters import ad, batching, mlir, xla
-from jax.sharding import NamedSharding
 
-from ._ffi import BACKENDS, TARGET
+from ._ffi import TARGET
+from ._op_layer import (
+    broadcast_operands,
+    broadcast_sharding_rule,
+    broadcast_specs,
+    check_same_vma,
+    devices_marker,
+    is_weak,
+    partitioned,
+    register_custom_call,
+    result_aval,
+    settle_weak,
+    vary_alike,
+)
 from ._primitive import ModulePrimitive
 from .derivatives import silu_second, times_silu_prime, wide_float
 from .operands import (
     align_batched,
-    aligned_dims,
-    broadcast_operands,
     describe,
     kernel_operands,
-    operand_spec,
-    result_spec,
     sum_to_shape,
-    varying_axes,
 )
 
 
@@ -91,7 +97,7 @@ class SiluGradPrimitive(ModulePrimitive):
     def bind(self, *args, **params):
         params.setdefault("overwrite_grad_output", False)
         if "devices" not in params:
-            params["devices"] = _devices_marker()
+            params["devices"] = devices_marker()
         return super().bind(*args, **params)
 
 
@@ -103,21 +109,12 @@ silu_grad_p = SiluGradPrimitive(TARGET, __name__, "silu_grad_p")
 def abstract_eval(grad_output, x, *, overwrite_grad_output=False, devices=None):
     """Shape and dtype checks, broadcasting, and the result's sharding."""
     del overwrite_grad_output, devices  # where the result lives and how it is lowered, not what it is
-    shape, dtype = broadcast_operands(grad_output, x)
+    shape, dtype = broadcast_operands("silu_grad", [("grad_output", grad_output), ("x", x)])
     weak = bool(getattr(grad_output, "weak_type", False) and getattr(x, "weak_type", False))
-    g_vary, x_vary = varying_axes(grad_output), varying_axes(x)
-    if g_vary != x_vary:
-        raise ValueError(
-            f"silu_grad: inside shard_map grad_output ({describe(grad_output)}) varies over mesh axes "
-            f"{sorted(g_vary)} but x ({describe(x)}) over {sorted(x_vary)}; jax_ascend_silu.silu_grad "
-            "aligns them (or use jax.lax.pcast(..., to='varying'))"
-        )
-    # Build on an operand's aval so manual-axis information survives, and give
-    # the result the sharding broadcasting implies (explicitly sharded meshes
-    # carry it in the type).
+    check_same_vma("silu_grad", [("grad_output", grad_output), ("x", x)], "jax_ascend_silu.silu_grad aligns them")
+    # Built on an operand's aval so manual-axis information survives.
     base = next((a for a in (grad_output, x) if tuple(a.shape) == shape), grad_output)
-    spec = result_spec((grad_output, x), shape)
-    return base.update(shape=shape, dtype=dtype, weak_type=weak, sharding=base.sharding.update(spec=spec))
+    return result_aval(base, shape, (grad_output, x), weak=weak, dtype=dtype)
 
 
 def tangent(grad_output, x, g_dot, x_dot, shape):
@@ -205,129 +202,38 @@ def batch(call, args, dims):
     return call(*align_batched(args, dims))
 
 
-def sharding_rule(mesh, operand_types, result_types):
-    """Shardy rule, einsum-like: one factor per result dim; an operand dim
-    broadcast from size 1 gets its own factor, which must stay unsharded."""
-    (out,) = result_types
-    out_shape = tuple(out.shape)
-    factors = [f"d{j}" for j in range(len(out_shape))]
-    operands, unsharded = [], []
-    for k, t in enumerate(operand_types):
-        names = []
-        for i, j in aligned_dims(tuple(t.shape), len(out_shape)):
-            if t.shape[i] == out_shape[j]:
-                names.append(factors[j])
-            else:
-                names.append(f"b{k}_{i}")
-                unsharded.append(names[-1])
-        operands.append(" ".join(names))
-    rule = ", ".join(operands) + " -> " + " ".join(factors)
-    return rule, {"need_replication_factors": tuple(unsharded)}
-
-
-def infer_sharding(mesh, arg_shapes, result_shape):
-    """The result's sharding from the operands' (used when Shardy is off)."""
-    return NamedSharding(mesh, result_spec(arg_shapes, result_shape.shape))
-
-
-def partition(per_shard, mesh, arg_shapes, result_shape):
-    """Each device runs ``per_shard`` on its own shard; operands are asked for
-    in the layout matching the result's (which the Shardy rule already ensures)."""
-    out_shape = result_shape.shape
-    result = result_spec(arg_shapes, out_shape)
-    arg_shardings = tuple(NamedSharding(mesh, operand_spec(result, a.shape, out_shape)) for a in arg_shapes)
-    return mesh, per_shard, NamedSharding(mesh, result), arg_shardings
-
-
 # ================================================================= primitive ==
 
 
-def _devices_marker():
-    """The ``devices`` parameter of a bind: ``None`` in a process with one
-    device; elsewhere ``_PARTITIONED_MARKER``, a closed jaxpr holding one
-    ``custom_partitioning`` equation. JAX hands a lowering rule the program's
-    devices only when the program contains an equation that needs them
-    (sub-jaxprs in parameters count), and partitioning a call needs them."""
-    return _PARTITIONED_MARKER if _several_devices() else None
-
-
-def _several_devices() -> bool:
-    """More than one device on the default backend, or on the CPU where an
-    accelerator is the default (a mesh of CPU devices next to one GPU)."""
-    if jax.device_count() > 1:
-        return True
-    try:
-        return len(jax.devices("cpu")) > 1
-    except RuntimeError:  # JAX_PLATFORMS without cpu
-        return False
-
-
-def _spans_devices(axis_context) -> bool:
-    """Whether a program lowered in ``axis_context`` is partitioned across
-    devices by XLA, so that the custom call must say how it partitions. Inside
-    ``jax.shard_map`` with every mesh axis manual the program is already one
-    shard; an unknown context is taken as one device (the call is then
-    correct, XLA gathering its operands at worst)."""
-    mesh = getattr(axis_context, "mesh", None)
-    if mesh is not None:
-        return set(getattr(axis_context, "manual_axes", ())) != set(mesh.axis_names)
-    return (getattr(axis_context, "num_devices", 1) > 1
-            and getattr(axis_context, "device_assignment", None) is not None)
-
-
-def _lowering(in_place: bool):
-    """One custom call with one result on every platform, or, where the
-    program spans several devices, the per-shard call under
-    ``custom_partitioning`` (``_PARTITIONED``). The handler runs
-    phase 1 itself, at run time, and takes any workspace from its platform's
-    allocator (XLA's scratch allocator on accelerators, the host heap on CPU,
-    where XLA's scratch allocator gives nothing). An XLA-owned workspace result
-    would need phase 1 at trace time too, and cannot be sized there on Ascend,
-    whose workspace size only CANN knows at run time.
-
-    With ``overwrite_grad_output`` the result is written over grad_output when
-    it has the result's shape (the kernels read each element before writing
-    it). That is free only when grad_output's buffer is dead afterwards (a
-    backward pass's incoming cotangent, a donated argument); otherwise XLA
-    copies grad_output first, so the public ``silu_grad`` asks for a fresh result.
+def _kernel_call(grad_output, x, *, overwrite_grad_output):
+    """The custom call, one result. With ``overwrite_grad_output`` the result
+    is written over grad_output when it has the result's shape (the kernels
+    read each element before writing it). That is free only when
+    grad_output's buffer is dead afterwards (a backward pass's incoming
+    cotangent, a donated argument); otherwise XLA copies grad_output first,
+    so the public ``silu_grad`` asks for a fresh result.
 
     Up to rank 8 the kernel gets the user's shapes; past it ``kernel_operands``
     merges dimensions, so any rank stays above the lowering: abstract
     evaluation and the sharding rules read the user's shapes."""
-
-    def call(grad_output, x, *, overwrite_grad_output):
-        shape, dtype = broadcast_operands(grad_output, x)
-        alias = in_place and overwrite_grad_output and tuple(grad_output.shape) == shape
-        (g, v), merged = kernel_operands((grad_output, x), shape)
-        out = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(merged, dtype),
-                               input_output_aliases={0: 0} if alias else None)(g, v)
-        return out.reshape(shape)
-
-    one_call = mlir.lower_fun(call, multiple_results=False)
-
-    def rule(ctx, grad_output, x, *, overwrite_grad_output, devices):
-        if devices is not None and _spans_devices(ctx.module_context.axis_context):
-            per_shard = _PARTITIONED[overwrite_grad_output]
-            return mlir.lower_fun(per_shard, multiple_results=False)(ctx, grad_output, x)
-        return one_call(ctx, grad_output, x, overwrite_grad_output=overwrite_grad_output)
-
-    return rule
+    shape, dtype = broadcast_operands("silu_grad", [("grad_output", grad_output), ("x", x)])
+    alias = overwrite_grad_output and tuple(grad_output.shape) == shape
+    (g, v), merged = kernel_operands((grad_output, x), shape)
+    out = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(merged, dtype),
+                           input_output_aliases={0: 0} if alias else None)(g, v)
+    return out.reshape(shape)
 
 
-def _per_shard(overwrite_grad_output: bool):
+@functools.cache
+def _per_shard(arity: int, overwrite_grad_output: bool):
     """silu_grad_p under ``custom_partitioning``: each device binds it on its
-    own shard (as one call: ``devices=None``), with the Shardy rule above."""
+    own shard (as one call: ``devices=None``), broadcasting as the rules above."""
+    del arity  # always two operands
 
     def bind_local(grad_output, x):
         return silu_grad_p.bind(grad_output, x, overwrite_grad_output=overwrite_grad_output, devices=None)
 
-    per_shard = custom_partitioning(bind_local)
-    per_shard.def_partition(
-        partition=functools.partial(partition, bind_local),
-        infer_sharding_from_operands=infer_sharding,
-        sharding_rule=sharding_rule,
-    )
-    return per_shard
+    return partitioned(bind_local, broadcast_specs, broadcast_sharding_rule)
 
 
 def _primitive_jvp(primals, tangents, **params):
@@ -339,8 +245,7 @@ def _primitive_jvp(primals, tangents, **params):
 
 
 silu_grad_p.def_abstract_eval(abstract_eval)
-for _backend in BACKENDS:
-    mlir.register_lowering(silu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
+register_custom_call(silu_grad_p, "SiluGrad", _kernel_call, _per_shard, overwrite="overwrite_grad_output")
 # Eager calls compile the primitive alone (once per shape, dtype and
 # parameters) and run it, as JAX's own primitives do: the values are jit's,
 # also under jax.disable_jit(), and jax_debug_nans names the primitive.
@@ -349,10 +254,6 @@ batching.primitive_batchers[silu_grad_p] = lambda args, dims, **params: (
     batch(functools.partial(silu_grad_p.bind, **params), args, dims), 0)
 ad.primitive_jvps[silu_grad_p] = _primitive_jvp
 ad.primitive_transposes[silu_grad_p] = transpose
-
-_PARTITIONED = {overwrite: _per_shard(overwrite) for overwrite in (False, True)}
-_SCALAR = jax.ShapeDtypeStruct((), jnp.float32)
-_PARTITIONED_MARKER = jax.make_jaxpr(_PARTITIONED[False])(_SCALAR, _SCALAR)
 
 
 # ================================================================ silu_grad ==
@@ -363,37 +264,17 @@ def bind_silu_grad(grad_output, x, *, overwrite_grad_output=False):
     Python float) takes the other's dtype, and inside ``jax.shard_map`` both
     are made to vary over the same manual axes."""
     grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
-    g_weak, x_weak = _is_weak(grad_output), _is_weak(x)
-    for name, a, weak in (("grad_output", grad_output, g_weak), ("x", x, x_weak)):
-        if weak and not jnp.issubdtype(a.dtype, jnp.floating):
+    for name, a in (("grad_output", grad_output), ("x", x)):
+        if is_weak(a) and not jnp.issubdtype(a.dtype, jnp.floating):
             # Casting would drop an imaginary part or pass an integer off as a float.
             raise TypeError(
                 f"silu_grad: {name} is a Python {_PYTHON_KIND.get(a.dtype.kind, a.dtype.name)} "
                 f"({describe(a)}); pass a float (e.g. 1.0) or a float32, float16 or bfloat16 array")
-    if g_weak and not x_weak:
-        grad_output = grad_output.astype(x.dtype)
-    elif x_weak and not g_weak:
-        x = x.astype(grad_output.dtype)
-    grad_output, x = _vary_alike(grad_output, x)
+    grad_output, x = vary_alike(*settle_weak([grad_output, x]))
     return silu_grad_p.bind(grad_output, x, overwrite_grad_output=overwrite_grad_output)
 
 
-def _vary_alike(*operands):
-    """Inside shard_map, mark each operand varying over every manual axis any of
-    them varies over (as jnp's binary ops do), so the result's type is right
-    and its transpose sums the cotangent of an invariant operand."""
-    axes = [varying_axes(jax.typeof(a)) for a in operands]
-    union = frozenset().union(*axes)
-    return [jax.lax.pcast(a, tuple(sorted(union - own)), to="varying") if union - own else a
-            for a, own in zip(operands, axes)]
-
-
-def _is_weak(a) -> bool:
-    return bool(getattr(jax.typeof(a), "weak_type", False))
-
-
 _PYTHON_KIND = {"c": "complex", "i": "int", "u": "int", "b": "bool"}
-
 
 
 def silu_grad(grad_output, x, *, overwrite_grad_output=False):

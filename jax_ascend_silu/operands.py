@@ -1,10 +1,11 @@
-"""silu_grad's operands: which types it takes, how they broadcast, and how the
-result is laid out across a batch (vmap) and across devices (sharding).
+"""The operations' operands: which types the kernels take, how operands
+broadcast and merge their dimensions, and how a result is laid out across a
+batch (vmap) and across devices (sharding).
 
-Every rule of the operator (``op.py``) that needs a shape, a dtype or a spec
-reads it from here, so broadcasting is written once on the Python side.
-Errors name the argument, its shape and its dtype, and are raised at trace
-time, before anything reaches XLA.
+Every rule of the operations (``op.py``, ``swiglu.py``) and of the op layer
+(``_op_layer.py``, which holds the checks that raise) that needs a shape, a
+dtype or a spec reads it from here, so broadcasting is written once on the
+Python side.
 """
 
 from __future__ import annotations
@@ -24,41 +25,12 @@ MAX_RANK = 8
 
 
 def kernel_takes(aval) -> bool:
-    """Whether the SiluGrad kernel takes an operand of this dtype (any rank)."""
+    """Whether the kernels take an operand of this dtype (any rank)."""
     return np.dtype(aval.dtype) in SUPPORTED_DTYPES
 
 
 def describe(aval) -> str:
     return f"{np.dtype(aval.dtype).name}{list(aval.shape)}"
-
-
-def check_dtype(name: str, aval) -> None:
-    dtype = np.dtype(aval.dtype)
-    if dtype not in SUPPORTED_DTYPES:
-        raise TypeError(
-            f"silu_grad: {name} has dtype {dtype.name} (shape {tuple(aval.shape)}); "
-            f"supported dtypes are {', '.join(DTYPES)}"
-        )
-
-
-def broadcast_operands(grad_output, x) -> tuple[tuple[int, ...], np.dtype]:
-    """The result shape and dtype of silu_grad(grad_output, x), or a clear error."""
-    check_dtype("grad_output", grad_output)
-    check_dtype("x", x)
-    if np.dtype(grad_output.dtype) != np.dtype(x.dtype):
-        raise TypeError(
-            f"silu_grad: grad_output ({describe(grad_output)}) and x ({describe(x)}) must have the "
-            "same dtype"
-        )
-    try:
-        # jnp's broadcasting, not NumPy's: it takes symbolic dimensions (jax.export).
-        shape = tuple(jnp.broadcast_shapes(tuple(grad_output.shape), tuple(x.shape)))
-    except (ValueError, TypeError):
-        raise ValueError(
-            f"silu_grad: shapes of grad_output ({describe(grad_output)}) and x ({describe(x)}) "
-            "do not broadcast (NumPy rules)"
-        ) from None
-    return shape, np.dtype(x.dtype)
 
 
 def _is_one(d) -> bool:

@@ -39,32 +39,51 @@ call. float64 (``jax_enable_x64``) runs the same formulas in ``jax.numpy``.
 from __future__ import annotations
 
 import functools
-import math
-import operator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental.custom_partitioning import custom_partitioning
 from jax.interpreters import ad, batching, mlir, xla
-from jax.sharding import NamedSharding, PartitionSpec
 
-from ._ffi import BACKENDS, SWIGLU_TARGET
+from ._ffi import SWIGLU_TARGET
+from ._op_layer import (
+    batch_first_rule,
+    broadcast_all,
+    broadcast_sharding_rule,
+    broadcast_specs,
+    broadcasts_to,
+    check_float,
+    check_kernel_dtypes,
+    check_packed,
+    check_same_dtype,
+    check_same_shape,
+    check_same_vma,
+    devices_marker,
+    float_operands,
+    halves,
+    instantiate,
+    is_empty,
+    is_zero,
+    merge_around,
+    normalise_axis,
+    packed_sharding_rule,
+    packed_specs,
+    partitioned,
+    register_custom_call,
+    result_aval,
+    vary_alike,
+    without,
+)
 from ._primitive import ModulePrimitive
-from .derivatives import silu_second, times_silu_prime, wide_float
-from .op import _devices_marker, _is_weak, _spans_devices, _vary_alike, silu_tangent_p
+from .derivatives import swiglu_grads, swiglu_tangent, swiglu_value, times_silu_second
+from .op import silu_tangent_p
 from .operands import (
-    DTYPES,
-    MAX_RANK,
-    batch_first,
     describe,
     kernel_takes,
-    operand_spec,
     result_spec,
     spec_of,
     sum_to_shape,
-    varying_axes,
 )
 
 # ================================================================ operands ==
@@ -75,102 +94,20 @@ def _packed(axis) -> bool:
     return axis is not None
 
 
-def _halves(x, axis: int):
-    """(A, B): the halves of ``x`` along ``axis``, by ``lax.split``, whose
-    transpose concatenates (two slices would transpose to pads, whose zero
-    is moved to the device eagerly, refused under ``jax.transfer_guard``)."""
-    n = x.shape[axis] // 2
-    a, b = lax.split(x, (n, n), axis=axis)
-    return a, b
+def _split(parts, axis):
+    """(a, b) of a packed operand, or the pair as it is."""
+    return halves(parts[0], axis) if _packed(axis) else tuple(parts)
 
 
-def _is_static(d) -> bool:
-    return isinstance(d, (int, np.integer))
-
-
-def _check_float(fn: str, name: str, aval) -> None:
-    """A floating-point operand (integers, booleans and complex raise)."""
-    if not jnp.issubdtype(aval.dtype, jnp.floating):
-        raise TypeError(
-            f"{fn}: {name} has dtype {np.dtype(aval.dtype).name} ({describe(aval)}); SwiGLU takes floating-point "
-            f"arrays: {', '.join(DTYPES)} through the kernel (float64 runs jax.numpy). "
-            f"Cast {name}, e.g. {name}.astype(jnp.float32).")
-
-
-def _check_kernel_dtypes(fn: str, named) -> None:
-    """For the primitives: every operand of a dtype the kernel takes, all one dtype."""
-    for name, aval in named:
-        _check_float(fn, name, aval)
-        if not kernel_takes(aval):
-            raise TypeError(f"{fn}: {name} has dtype {np.dtype(aval.dtype).name} ({describe(aval)}); the primitive "
-                            f"takes {', '.join(DTYPES)} (the public functions run float64 in jax.numpy)")
-    _check_same_dtype(fn, named)
-
-
-def _check_same_dtype(fn: str, named) -> None:
-    (first, a), *rest = named
-    for name, b in rest:
-        if np.dtype(a.dtype) != np.dtype(b.dtype):
-            raise TypeError(f"{fn}: {first} ({describe(a)}) and {name} ({describe(b)}) must have the same dtype; "
-                            f"cast one, e.g. {name}.astype({first}.dtype)")
-
-
-def _check_same_vma(fn: str, named) -> None:
-    (first, a), *rest = named
-    for name, b in rest:
-        if varying_axes(a) != varying_axes(b):
-            raise ValueError(
-                f"{fn}: inside shard_map {first} ({describe(a)}) varies over mesh axes {sorted(varying_axes(a))} "
-                f"but {name} ({describe(b)}) over {sorted(varying_axes(b))}; the public functions align them "
-                "(or use jax.lax.pcast(..., to='varying'))")
+# What the pair form's callers do instead of passing operands of one shape, or one vma.
+_BROADCAST_FIRST = "the public functions (silu_mul, silu_mul_grad) broadcast them first"
+_ALIGN = "the public functions align them"
 
 
 def _normalise_axis(fn: str, axis, aval) -> int:
-    """``axis`` as a non-negative dimension of ``aval``, or a clear error."""
-    try:
-        k = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{fn}: axis must be an int, got {type(axis).__name__} {axis!r}") from None
-    rank = len(aval.shape)
-    if rank == 0:
-        raise ValueError(f"{fn}: x ({describe(aval)}) is a scalar; the packed form splits x into halves along "
-                         "an axis, so x needs at least one dimension (silu_mul(gate, up) takes scalars)")
-    if not -rank <= k < rank:
-        raise ValueError(f"{fn}: axis {k} is out of range for x ({describe(aval)}) of rank {rank}; "
-                         f"pass an axis in [{-rank}, {rank - 1}] (the default -1 is the last)")
-    return k % rank
-
-
-def _check_packed(fn: str, aval, axis: int, name: str = "x") -> tuple:
-    """The shape of one half of the packed ``aval`` along ``axis``; raises
-    for an odd size there, and for a split axis sharded over mesh axes in the
-    array's type (explicit sharding; auto sharding is checked when the call
-    is partitioned, ``_shard_specs``)."""
-    shape = tuple(aval.shape)
-    n = shape[axis]
-    if _is_static(n) and n % 2:
-        raise ValueError(f"{fn}: {name} ({describe(aval)}) has odd size {n} along axis {axis}; the packed form "
-                         f"is [A | B], two halves of one size along the axis: pad or trim {name} to an even size, "
-                         "or pass gate and up apart to silu_mul")
-    entry = spec_of(aval.sharding, len(shape))[axis]
-    if entry is not None:
-        raise _split_axis_sharded(fn, name, aval, axis, entry)
-    return (*shape[:axis], n // 2, *shape[axis + 1:])
-
-
-def _split_axis_sharded(fn: str, name: str, aval, axis: int, entry) -> ValueError:
-    return ValueError(
-        f"{fn}: the split axis {axis} of {name} ({describe(aval)}) is sharded over mesh axes {entry!r}, so the "
-        "halves A and B lie on different devices; the package does not gather them. Shard another axis and keep "
-        f"axis {axis} whole (None at position {axis} of the PartitionSpec), or inside jax.shard_map split each "
-        "shard on its own (Megatron's per-shard [A | B] layout), or pass gate and up apart to silu_mul.")
-
-
-def _result_aval(base, shape, spec_source, weak=False):
-    """``base`` updated to ``shape`` (manual-axis information kept), with the
-    sharding broadcasting implies from ``spec_source`` (explicit meshes carry it)."""
-    spec = result_spec(spec_source, shape)
-    return base.update(shape=shape, weak_type=weak, sharding=base.sharding.update(spec=spec))
+    """``axis`` as a non-negative dimension of the packed ``aval``, or a clear error."""
+    return normalise_axis(fn, axis, aval, scalar="the packed form splits x into halves along an axis, so x needs "
+                                                  "at least one dimension (silu_mul(gate, up) takes scalars)")
 
 
 # ============================================================== primitives ==
@@ -197,7 +134,7 @@ class SwiGluPrimitive(ModulePrimitive):
             raise TypeError(f"{self._public}: axis={params['axis']!r} is for the packed form; the pair form "
                             "(a and b apart) has no axis to split")
         if self._partitioned and "devices" not in params:
-            params["devices"] = _devices_marker()
+            params["devices"] = devices_marker()
         return super().bind(*args, **params)
 
 
@@ -248,31 +185,15 @@ def _forward_aval(fn: str, operands, axis):
     """The forward value's aval: x with ``axis`` halved, or a's (pair form)."""
     if _packed(axis):
         (x,) = operands
-        _check_kernel_dtypes(fn, [("x", x)])
-        return x.update(shape=_check_packed(fn, x, axis), weak_type=False,
-                        sharding=x.sharding.update(spec=_without(spec_of(x.sharding, x.ndim), axis)))
+        check_kernel_dtypes(fn, [("x", x)])
+        return x.update(shape=check_packed(fn, x, axis, "silu_mul"), weak_type=False,
+                        sharding=x.sharding.update(spec=without(spec_of(x.sharding, x.ndim), axis)))
     a, b = operands
     named = [("a", a), ("b", b)]
-    _check_kernel_dtypes(fn, named)
-    _check_same_shape(fn, named)
-    _check_same_vma(fn, named)
-    return _result_aval(a, tuple(a.shape), operands, weak=bool(a.weak_type and b.weak_type))
-
-
-def _without(spec, axis) -> PartitionSpec:
-    return PartitionSpec(*(None if i == axis else s for i, s in enumerate(spec)))
-
-
-def _check_same_shape(fn: str, named) -> None:
-    (first, a), *rest = named
-    for name, b in rest:
-        if tuple(a.shape) != tuple(b.shape):
-            raise ValueError(f"{fn}: {first} ({describe(a)}) and {name} ({describe(b)}) must have one shape; "
-                             "the public functions (silu_mul, silu_mul_grad) broadcast them first")
-
-
-def _forward_abstract_eval(*operands, axis):
-    return _forward_aval("swiglu_p", operands, axis)
+    check_kernel_dtypes(fn, named)
+    check_same_shape(fn, named, _BROADCAST_FIRST)
+    check_same_vma(fn, named, _ALIGN)
+    return result_aval(a, tuple(a.shape), operands, weak=bool(a.weak_type and b.weak_type))
 
 
 def _tangent_abstract_eval(*operands, axis):
@@ -282,8 +203,8 @@ def _tangent_abstract_eval(*operands, axis):
     names = ("x",) if n == 1 else ("a", "b")
     for name, t, p in zip(names, tangents, primals):
         named = [(name, p), (f"{name}'s tangent", t)]
-        _check_same_dtype("swiglu_tangent_p", named)
-        _check_same_shape("swiglu_tangent_p", named)
+        check_same_dtype("swiglu_tangent_p", named)
+        check_same_shape("swiglu_tangent_p", named, _BROADCAST_FIRST)
     return out
 
 
@@ -293,60 +214,41 @@ def _grad_abstract_eval(grad_output, *operands, axis, devices, overwrite):
     out = _forward_aval(fn, operands, axis)  # the forward value's aval: grad_output's expected one
     names = ("x",) if _packed(axis) else ("a", "b")
     named = [("grad_output", grad_output), *zip(names, operands)]
-    _check_kernel_dtypes(fn, named)
+    check_kernel_dtypes(fn, named)
     if tuple(grad_output.shape) != tuple(out.shape):
         expected = f"x's shape with axis {axis} halved" if _packed(axis) else "a's and b's shape"
         raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(out.shape)}, "
                          f"{expected} (x: {describe(operands[0])})")
-    _check_same_vma(fn, named)
+    check_same_vma(fn, named, _ALIGN)
     if _packed(axis):
         (x,) = operands
-        spec = _without(result_spec((grad_output, x), tuple(x.shape)), axis)
+        spec = without(result_spec((grad_output, x), tuple(x.shape)), axis)
         return [x.update(weak_type=False, sharding=x.sharding.update(spec=spec))]
     shape = tuple(operands[0].shape)
-    return [_result_aval(p, shape, (grad_output, *operands)) for p in operands]
+    return [result_aval(p, shape, (grad_output, *operands)) for p in operands]
 
 
-swiglu_p.def_abstract_eval(_forward_abstract_eval)
+swiglu_p.def_abstract_eval(lambda *operands, axis: _forward_aval("swiglu_p", operands, axis))
 swiglu_tangent_p.def_abstract_eval(_tangent_abstract_eval)
 swiglu_grad_p.def_abstract_eval(_grad_abstract_eval)
 
 # ------------------------------------------------------- jnp evaluations --
 
 
-def _silu_wide(a):
-    """silu(a) in float32 (or wider), with its limit -0 at a = -inf (where
-    ``a * sigmoid(a)`` is NaN), as the kernel gives it."""
-    a = wide_float(a)
-    return jnp.where(a == -jnp.inf, jnp.full_like(a, -0.0), jax.nn.silu(a))
-
-
 def _forward_in_jnp(*operands, axis):
-    """silu(a) * b in float32 (or wider), rounded once to the operands' dtype."""
-    a, b = _halves(operands[0], axis) if _packed(axis) else operands
-    return (_silu_wide(a) * wide_float(b)).astype(a.dtype)
+    return swiglu_value(*_split(operands, axis))
 
 
 def _tangent_in_jnp(*operands, axis):
-    """b * s'(a) * a_dot + silu(a) * b_dot in float32 (or wider), rounded once."""
-    if _packed(axis):
-        x_dot, x = operands
-        (a_dot, b_dot), (a, b) = _halves(x_dot, axis), _halves(x, axis)
-    else:
-        a_dot, b_dot, a, b = operands
-    out = times_silu_prime(wide_float(a_dot) * wide_float(b), a) + _silu_wide(a) * wide_float(b_dot)
-    return out.astype(a.dtype)
+    n = 1 if _packed(axis) else 2
+    return swiglu_tangent(*_split(operands[:n], axis), *_split(operands[n:], axis))
 
 
 def _grad_in_jnp(grad_output, *operands, axis, **params):
-    """SwiGluGrad in jnp: dA = g * B * s'(A), dB = g * silu(A), each in
-    float32 and rounded once; the lowering of empty arrays, which CANN's
-    gradient rejects (nothing to compute, no call)."""
+    """SwiGluGrad in jnp: the lowering of empty arrays, which CANN's gradient
+    rejects (nothing to compute, no call)."""
     del params
-    a, b = _halves(operands[0], axis) if _packed(axis) else operands
-    g = wide_float(grad_output)
-    da = times_silu_prime(g * wide_float(b), a).astype(a.dtype)
-    db = (g * _silu_wide(a)).astype(a.dtype)
+    da, db = swiglu_grads(grad_output, *_split(operands, axis))
     return [lax.concatenate([da, db], axis)] if _packed(axis) else [da, db]
 
 
@@ -375,91 +277,24 @@ def _kernel_call(grad_output, *operands, axis, overwrite=False):
     still live (or an argument not donated), XLA copies it first."""
     x = operands[0]
     shape, dtype = tuple(x.shape), x.dtype
-    if all(_is_static(d) for d in shape) and math.prod(shape) == 0:
+    if is_empty(shape):
         return _grad_in_jnp(grad_output, *operands, axis=axis)
     result = jax.ShapeDtypeStruct
     if _packed(axis):
-        k = axis
-        if len(shape) > MAX_RANK:
-            pre, post = math.prod(shape[:k]), math.prod(shape[k + 1:])
-            grad_output = grad_output.reshape(pre, shape[k] // 2, post)
-            x, k = x.reshape(pre, shape[k], post), 1
+        g, x = merge_around(grad_output, axis), merge_around(x, axis)
+        k = axis if x.ndim == len(shape) else 1
         aliases = {1: 0} if overwrite else None
         (dx,) = jax.ffi.ffi_call(SWIGLU_TARGET, (result(x.shape, dtype),),
-                                 input_output_aliases=aliases)(grad_output, x, axis=np.int64(k))
+                                 input_output_aliases=aliases)(g, x, axis=np.int64(k))
         return [dx.reshape(shape)]
-    g, a, b = grad_output, *operands
-    if len(shape) > MAX_RANK:
-        g, a, b = (v.reshape(math.prod(shape)) for v in (g, a, b))
+    g, a, b = (merge_around(v, None) for v in (grad_output, *operands))
     flat = result(g.shape, dtype)
     aliases = {0: 0, 1: 1} if overwrite else None
     da, db = jax.ffi.ffi_call(SWIGLU_TARGET, (flat, flat), input_output_aliases=aliases)(g, a, b, axis=np.int64(0))
     return [da.reshape(shape), db.reshape(shape)]
 
 
-def _lowering(in_place: bool):
-    """The custom call, or, where the program spans several devices, the
-    per-shard call under ``custom_partitioning`` (``_per_shard``). A backend
-    that is not ``in_place`` never overwrites its inputs."""
-    one_call = mlir.lower_fun(_kernel_call, multiple_results=True)
-
-    def rule(ctx, *operands, axis, devices, overwrite):
-        overwrite = overwrite and in_place
-        if devices is not None and _spans_devices(ctx.module_context.axis_context):
-            return mlir.lower_fun(_per_shard(len(operands), axis, overwrite), multiple_results=True)(ctx, *operands)
-        return one_call(ctx, *operands, axis=axis, overwrite=overwrite)
-
-    return rule
-
-
-for _backend in BACKENDS:
-    mlir.register_lowering(swiglu_grad_p, _lowering(_backend.in_place), platform=_backend.lowering_platform)
-
 # --------------------------------------------------------------- sharding --
-
-
-def _shard_specs(axis, arg_shapes):
-    """(result spec, operand specs) of a per-shard call: elementwise in every
-    dimension. In the packed form x's split axis must not be sharded (raises:
-    its halves would be gathered); grad_output's is asked for whole."""
-    if not _packed(axis):
-        shape = tuple(arg_shapes[0].shape)
-        spec = result_spec(arg_shapes, shape)
-        return spec, [spec] * len(arg_shapes)
-    g, x = arg_shapes
-    entry = spec_of(x.sharding, len(x.shape))[axis]
-    if entry is not None:
-        raise _split_axis_sharded("swiglu_grad_p", "x", x, axis, entry)
-    shape = tuple(x.shape)
-    spec = _without(result_spec(arg_shapes, shape), axis)
-    return spec, [operand_spec(spec, g.shape, shape), spec]
-
-
-def _partition(bind_local, axis, mesh, arg_shapes, result_shape):
-    spec, operand_specs = _shard_specs(axis, arg_shapes)
-    results = tuple(NamedSharding(mesh, spec) for _ in jax.tree.leaves(result_shape))
-    return mesh, bind_local, results, tuple(NamedSharding(mesh, s) for s in operand_specs)
-
-
-def _infer_sharding(axis, mesh, arg_shapes, result_shape):
-    """The results' shardings from the operands' (used when Shardy is off)."""
-    spec, _ = _shard_specs(axis, arg_shapes)
-    return tuple(NamedSharding(mesh, spec) for _ in jax.tree.leaves(result_shape))
-
-
-def _sharding_rule(axis, mesh, operand_types, result_types):
-    """Shardy rule: one factor per dimension, shared by every operand and
-    result. The packed grad_output's split axis (half x's size) is a factor of
-    its own, kept whole: each shard's call reads grad_output's whole axis
-    against both halves of x. x's split axis is not replicated, which would
-    gather x's halves: sharded, it raises (``_shard_specs``)."""
-    x = operand_types[-1]
-    factors = [f"d{j}" for j in range(len(x.shape))]
-    full = " ".join(factors)
-    if _packed(axis):
-        half = " ".join("h" if j == axis else f for j, f in enumerate(factors))
-        return f"{half}, {full} -> {full}", {"need_replication_factors": ("h",)}
-    return ", ".join([full] * len(operand_types)) + " -> " + ", ".join([full] * len(result_types)), {}
 
 
 @functools.cache
@@ -470,31 +305,23 @@ def _per_shard(arity: int, axis, overwrite: bool = False):
     def bind_local(*operands):
         return tuple(swiglu_grad_p.bind(*operands, axis=axis, devices=None, overwrite=overwrite))
 
-    per_shard = custom_partitioning(bind_local)
-    per_shard.def_partition(
-        partition=functools.partial(_partition, bind_local, axis),
-        infer_sharding_from_operands=functools.partial(_infer_sharding, axis),
-        sharding_rule=functools.partial(_sharding_rule, axis),
-    )
-    return per_shard
+    if _packed(axis):
+        return partitioned(bind_local, functools.partial(packed_specs, "swiglu_grad_p", "silu_mul", axis),
+                           functools.partial(packed_sharding_rule, axis))
+    return partitioned(bind_local, broadcast_specs, broadcast_sharding_rule)
+
+
+register_custom_call(swiglu_grad_p, "SwiGluGrad", _kernel_call, _per_shard, overwrite="overwrite")
 
 
 # ================================================================== rules ==
-
-
-def _instantiate(tangents):
-    return [ad.instantiate_zeros(t) for t in tangents]
-
-
-def _is_zero(t) -> bool:
-    return type(t) is ad.Zero
 
 
 def _forward_jvp(primals, tangents, *, axis):
     """The tangent primitive, linear in the tangents (zeros instantiated, so
     that the backward pass is one call computing both halves)."""
     out = swiglu_p.bind(*primals, axis=axis)
-    return out, swiglu_tangent_p.bind(*_instantiate(tangents), *primals, axis=axis)
+    return out, swiglu_tangent_p.bind(*instantiate(tangents), *primals, axis=axis)
 
 
 def _forward_transpose(ct, *operands, axis):
@@ -505,7 +332,7 @@ def _forward_transpose(ct, *operands, axis):
         raise ValueError("swiglu, silu_mul: silu(a) * b is linear in b alone (with a fixed); it cannot be "
                          "transposed in a, nor in a packed x")
     a, b = operands
-    if _is_zero(ct):
+    if is_zero(ct):
         return [None, ad.Zero(b.aval)]
     return [None, swiglu_p.bind(a, ct)]
 
@@ -518,31 +345,18 @@ def _tangent_transpose(ct, *operands, axis):
         raise ValueError("swiglu, silu_mul: the tangent b*s'(a)*a_dot + silu(a)*b_dot is linear in the tangents "
                          "only; it cannot be transposed in a or b")
     nones = [None] * len(primals)
-    if _is_zero(ct):
+    if is_zero(ct):
         return [ad.Zero(t.aval) if ad.is_undefined_primal(t) else None for t in tangents] + nones
-    ct, *primals = _vary_alike(ct, *primals)
+    ct, *primals = vary_alike(ct, *primals)
     # The backward pass: its results may take the dead cotangent's and
     # activations' buffers (_kernel_call).
     cts = swiglu_grad_p.bind(ct, *primals, axis=axis, overwrite=True)
     return [c if ad.is_undefined_primal(t) else None for c, t in zip(cts, tangents)] + nones
 
 
-def _split(parts, axis):
-    """(a, b) of a packed operand, or the pair as it is."""
-    return _halves(parts[0], axis) if _packed(axis) else tuple(parts)
-
-
 def _times_s_prime(t, a):
     """t * s'(a), rounded to a's dtype: silu's tangent primitive (its transpose is SiluGrad's call)."""
     return silu_tangent_p.bind(t, a, overwrite=False)
-
-
-def _times_s_second(a, *factors):
-    """a * s''(a)... : the product of ``factors`` and s''(a) in float32 (or wider), rounded once."""
-    out = silu_second(a)
-    for f in factors:
-        out = lax.mul(out, wide_float(f))
-    return out.astype(a.dtype)
 
 
 def _tangent_jvp(primals, tangents, *, axis):
@@ -551,14 +365,14 @@ def _tangent_jvp(primals, tangents, *, axis):
     n = 1 if _packed(axis) else 2
     out = swiglu_tangent_p.bind(*primals, axis=axis)
     terms = []
-    if not all(_is_zero(t) for t in tangents[:n]):
-        terms.append(swiglu_tangent_p.bind(*_instantiate(tangents[:n]), *primals[n:], axis=axis))
-    if not all(_is_zero(t) for t in tangents[n:]):
+    if not all(is_zero(t) for t in tangents[:n]):
+        terms.append(swiglu_tangent_p.bind(*instantiate(tangents[:n]), *primals[n:], axis=axis))
+    if not all(is_zero(t) for t in tangents[n:]):
         a_dot, b_dot = _split(primals[:n], axis)
         a, b = _split(primals[n:], axis)
-        a_d, b_d = _split(_instantiate(tangents[n:]), axis)
+        a_d, b_d = _split(instantiate(tangents[n:]), axis)
         first = _times_s_prime(lax.add(lax.mul(b_dot, a_d), lax.mul(a_dot, b_d)), a)
-        terms.append(lax.add(first, _times_s_second(a, b, a_dot, a_d)))
+        terms.append(lax.add(first, times_silu_second(a, b, a_dot, a_d)))
     return out, terms[0] if len(terms) == 1 else lax.add(*terms)
 
 
@@ -569,13 +383,13 @@ def _grad_jvp(primals, tangents, *, axis, devices, overwrite):
     g_dot, *x_dots = tangents
     outs = swiglu_grad_p.bind(grad_output, *operands, axis=axis, devices=devices, overwrite=overwrite)
     terms = []
-    if not _is_zero(g_dot):
+    if not is_zero(g_dot):
         terms.append(swiglu_grad_p.bind(g_dot, *operands, axis=axis, devices=devices))
-    if not all(_is_zero(t) for t in x_dots):
+    if not all(is_zero(t) for t in x_dots):
         a, b = _split(operands, axis)
-        a_d, b_d = _split(_instantiate(x_dots), axis)
+        a_d, b_d = _split(instantiate(x_dots), axis)
         g = grad_output
-        da = lax.add(_times_s_prime(lax.mul(g, b_d), a), _times_s_second(a, g, b, a_d))
+        da = lax.add(_times_s_prime(lax.mul(g, b_d), a), times_silu_second(a, g, b, a_d))
         db = _times_s_prime(lax.mul(g, a_d), a)
         terms.append([lax.concatenate([da, db], axis)] if _packed(axis) else [da, db])
     if len(terms) == 1:
@@ -590,22 +404,9 @@ def _grad_transpose(cts, grad_output, *operands, axis, devices, overwrite):
     if any(ad.is_undefined_primal(p) for p in operands):
         raise ValueError("swiglu_grad is linear in grad_output only; it cannot be transposed in x (or a, b)")
     nones = [None] * len(operands)
-    if all(_is_zero(c) for c in cts):
+    if all(is_zero(c) for c in cts):
         return [ad.Zero(grad_output.aval), *nones]
-    return [swiglu_tangent_p.bind(*_instantiate(cts), *operands, axis=axis), *nones]
-
-
-def _batcher(prim):
-    """vmap: the batch dimension first in every operand (an unbatched one
-    broadcast: the operands are of one shape), the packed axis moved by one."""
-
-    def rule(args, dims, *, axis, **params):
-        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-        args = [batch_first(a, d) if d is not None else lax.broadcast(a, (size,)) for a, d in zip(args, dims)]
-        out = prim.bind(*args, axis=None if axis is None else axis + 1, **params)
-        return out, ([0] * len(out) if prim.multiple_results else 0)
-
-    return rule
+    return [swiglu_tangent_p.bind(*instantiate(cts), *operands, axis=axis), *nones]
 
 
 ad.primitive_jvps[swiglu_p] = _forward_jvp
@@ -615,38 +416,15 @@ ad.primitive_transposes[swiglu_p] = _forward_transpose
 ad.primitive_transposes[swiglu_tangent_p] = _tangent_transpose
 ad.primitive_transposes[swiglu_grad_p] = _grad_transpose
 for _prim in (swiglu_p, swiglu_tangent_p, swiglu_grad_p):
-    batching.primitive_batchers[_prim] = _batcher(_prim)
+    batching.primitive_batchers[_prim] = batch_first_rule(_prim, "axis")
 
 # ======================================================== public functions ==
-
-
-def _as_operands(fn: str, named):
-    """Arrays of one floating dtype, aligned over shard_map's manual axes: a
-    weakly typed operand (a Python float) takes the others' dtype."""
-    arrays = [(name, jnp.asarray(v)) for name, v in named]
-    for name, a in arrays:
-        _check_float(fn, name, jax.typeof(a))
-    strong = [a for _, a in arrays if not _is_weak(a)]
-    if strong:
-        arrays = [(name, a.astype(strong[0].dtype) if _is_weak(a) else a) for name, a in arrays]
-    _check_same_dtype(fn, [(name, jax.typeof(a)) for name, a in arrays])
-    return _vary_alike(*(a for _, a in arrays))
 
 
 def _native_grads(grad_output, a, b):
     """(da, db) by JAX's autodiff of ``jax.nn.silu(a) * b``: the float64 path,
     matching ``jax.grad`` of the forward's float64 path."""
     return jax.vjp(lambda u, v: jax.nn.silu(u) * v, a, b)[1](grad_output)
-
-
-def _broadcast_pair(fn: str, gate, up):
-    """gate and up broadcast to one shape (NumPy rules), or a clear error."""
-    try:
-        shape = tuple(jnp.broadcast_shapes(gate.shape, up.shape))
-    except (ValueError, TypeError):
-        raise ValueError(f"{fn}: shapes of gate ({describe(gate)}) and up ({describe(up)}) do not broadcast "
-                         "(NumPy rules)") from None
-    return shape, jnp.broadcast_to(gate, shape), jnp.broadcast_to(up, shape)
 
 
 def swiglu(x, axis=-1):
@@ -685,11 +463,11 @@ def swiglu(x, axis=-1):
     """
     x = jnp.asarray(x)
     aval = jax.typeof(x)
-    _check_float("swiglu", "x", aval)
+    check_float("swiglu", "x", aval)
     k = _normalise_axis("swiglu", axis, aval)
-    _check_packed("swiglu", aval, k)
+    check_packed("swiglu", aval, k, "silu_mul")
     if not kernel_takes(aval):
-        a, b = _halves(x, k)
+        a, b = halves(x, k)
         return jax.nn.silu(a) * b
     return swiglu_p.bind(x, axis=k)
 
@@ -726,8 +504,8 @@ def silu_mul(gate, up):
       >>> np.asarray(d_up).round(4)
       array([ 0.7311, -0.2384], dtype=float32)
     """
-    gate, up = _as_operands("silu_mul", [("gate", gate), ("up", up)])
-    _, gate, up = _broadcast_pair("silu_mul", gate, up)
+    gate, up = float_operands("silu_mul", [("gate", gate), ("up", up)])
+    _, (gate, up) = broadcast_all("silu_mul", [("gate", gate), ("up", up)])
     if not kernel_takes(jax.typeof(gate)):
         return jax.nn.silu(gate) * up
     return swiglu_p.bind(gate, up)
@@ -764,15 +542,15 @@ def swiglu_grad(grad_output, x, axis=-1):
       array([ 2.783 , -0.3631,  0.7311, -0.2384], dtype=float32)
     """
     fn = "swiglu_grad"
-    grad_output, x = _as_operands(fn, [("grad_output", grad_output), ("x", x)])
+    grad_output, x = float_operands(fn, [("grad_output", grad_output), ("x", x)])
     aval = jax.typeof(x)
     k = _normalise_axis(fn, axis, aval)
-    half = _check_packed(fn, aval, k)
+    half = check_packed(fn, aval, k, "silu_mul")
     if tuple(grad_output.shape) != half:
         raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(half)}, x's "
                          f"({describe(aval)}) with axis {k} halved: the shape of swiglu(x, axis={axis})")
     if not kernel_takes(aval):
-        a, b = _halves(x, k)
+        a, b = halves(x, k)
         return jnp.concatenate(_native_grads(grad_output, a, b), axis=k)
     (dx,) = swiglu_grad_p.bind(grad_output, x, axis=k)
     return dx
@@ -806,13 +584,9 @@ def silu_mul_grad(grad_output, gate, up):
       (array([ 2.783 , -0.3631], dtype=float32), array([ 0.7311, -0.2384], dtype=float32))
     """
     fn = "silu_mul_grad"
-    grad_output, gate, up = _as_operands(fn, [("grad_output", grad_output), ("gate", gate), ("up", up)])
-    shape, a, b = _broadcast_pair(fn, gate, up)
-    try:
-        fits = tuple(jnp.broadcast_shapes(grad_output.shape, shape)) == shape
-    except (ValueError, TypeError):
-        fits = False
-    if not fits:
+    grad_output, gate, up = float_operands(fn, [("grad_output", grad_output), ("gate", gate), ("up", up)])
+    shape, (a, b) = broadcast_all(fn, [("gate", gate), ("up", up)])
+    if not broadcasts_to(grad_output, shape):
         raise ValueError(f"{fn}: grad_output ({describe(grad_output)}) must have shape {list(shape)}, the shape of "
                          f"silu_mul(gate, up) for gate ({describe(gate)}) and up ({describe(up)}), or broadcast to it")
     grad_output = jnp.broadcast_to(grad_output, shape)

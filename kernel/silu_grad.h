@@ -14,31 +14,11 @@
 //            executor; <Backend>DestroyExecutor releases one never run.
 // gradOutput and self broadcast (NumPy rules, right-aligned) to gradInput,
 // whose shape must be exactly their broadcast shape; all three share one
-// dtype; ranks 0..kMaxRank. Each backend's header: cpu/silu_grad_cpu.h,
+// dtype; ranks 0..kMaxRank (tensor.h). Each backend's header: cpu/silu_grad_cpu.h,
 // cuda/silu_grad_cuda.h, ascend/glue.h. Plain C++: no XLA, no Python.
 #ifndef JAX_ASCEND_SILU_KERNEL_SILU_GRAD_H_
 #define JAX_ASCEND_SILU_KERNEL_SILU_GRAD_H_
 
-#include <cstdint>
-
-#include "common/dtype.h"
-#include "common/status.h"
-
-namespace jas {
-
-inline constexpr int64_t kMaxRank = 8;
-
-// A strided view of a tensor (as aclCreateTensor describes one).
-struct TensorDesc {
-  DataType dtype = DataType::kFloat32;
-  int64_t rank = 0;
-  const int64_t* dims = nullptr;     // `rank` entries; may be null when rank == 0
-  const int64_t* strides = nullptr;  // element strides (>= 0); null = row-major contiguous
-  int64_t offset = 0;                // storage offset, in elements
-  int64_t storage_numel = 0;         // elements addressable from `data`: reads and writes stay below it
-  void* data = nullptr;              // may be null in phase 1; must be set before phase 2 if non-empty
-};
-
-}  // namespace jas
+#include "tensor.h"  // TensorDesc, kMaxRank, the dtypes and status codes
 
 #endif  // JAX_ASCEND_SILU_KERNEL_SILU_GRAD_H_

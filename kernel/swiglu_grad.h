@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "silu_grad.h"
+#include "tensor.h"
 
 namespace jas {
 

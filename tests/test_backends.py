@@ -9,7 +9,9 @@ CANN installs its build made (<build>/ascend_fake, see cmake/ascend_backend.cmak
 which the Ascend tests below then find at run time, as a real CANN is found.
 """
 
+import dataclasses
 import functools
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -53,6 +55,36 @@ def test_compiled_backends_register_for_their_platform():
     for name in [b.name for b in BACKENDS if b.name != "cpu"]:  # the optional ones
         if not status[name]["compiled"]:
             assert status[name]["platforms"] == [] and status[name]["detail"] == "not built"
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if importlib.util.find_spec(f"jax_ascend_silu.{b.module}")],
+                         ids=lambda b: b.name)
+def test_each_module_registers_the_operations_its_table_row_names_by_name(backend):
+    # Targets are looked up by operation name (ffi/handlers.h), not by position.
+    module = importlib.import_module(f"jax_ascend_silu.{backend.module}")
+    targets = module.targets()
+    assert targets == {op: jas._ffi.TARGETS[op] for op in backend.operations}, targets
+    assert set(module.registrations()) == set(targets.values())
+    assert jas._ffi.TARGETS["SiluGrad"] == "jax_ascend_silu_silu_grad"
+    assert jas._ffi.TARGETS["SwiGluGrad"] == "jax_ascend_silu_swiglu_grad"
+
+
+def test_a_backend_without_an_operation_refuses_it_by_name(monkeypatch):
+    from jax.extend.core import Primitive
+
+    from jax_ascend_silu import _op_layer
+
+    cpu = next(b for b in BACKENDS if b.name == "cpu")
+    without = dataclasses.replace(cpu, operations=("SiluGrad",))
+    monkeypatch.setattr(_op_layer, "BACKENDS", tuple(without if b is cpu else b for b in BACKENDS))
+    prim = Primitive("jax_ascend_silu_test_refused")
+    prim.def_abstract_eval(lambda x, **params: x)
+    _op_layer.register_custom_call(prim, "SwiGluGrad", kernel_call=lambda x, **params: x,
+                                   per_shard=None, overwrite="overwrite")
+    lowered = jax.jit(lambda x: prim.bind(x, devices=None, overwrite=False))
+    with pytest.raises(NotImplementedError, match=r"the cpu backend has no SwiGluGrad handler; SwiGluGrad runs on "
+                                                  r"cuda, ascend: jax.device_put"):
+        lowered.lower(jnp.ones(3, jnp.float32))
 
 
 def test_the_ascend_module_is_built_everywhere_and_imports_without_cann():

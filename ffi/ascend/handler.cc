@@ -13,6 +13,7 @@
 #include "error.h"
 #include "ascend/glue.h"
 #include "handlers.h"
+#include "silu_grad_operands.h"
 #include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
@@ -79,16 +80,20 @@ xffi::Error SwiGluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocato
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradAscend, jas::ffi::SiluGradAscendImpl,
-    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
+    jas::ffi::BindSiluGrad(::xla::ffi::Ffi::Bind()
                                .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
                                .Ctx<::xla::ffi::ScratchAllocator>()));  // device workspace, freed after the call
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSwiGluGradAscend, jas::ffi::SwiGluGradAscendImpl,
-    ::xla::ffi::Ffi::Bind()
-        .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
-        .Ctx<::xla::ffi::ScratchAllocator>()  // CANN's workspace and the pair form's staging, freed after the call
-        .Arg<::xla::ffi::AnyBuffer>()         // grad_output (CANN's yGrad)
-        .RemainingArgs()                      // x (packed), or a and b (pair)
-        .RemainingRets()                      // out (packed), or grad_a and grad_b (pair)
-        .Attr<int64_t>("axis"));              // the split axis of x (packed; pair: ignored)
+    jas::ffi::BindSwiGluGrad(
+        ::xla::ffi::Ffi::Bind()
+            .Ctx<::xla::ffi::PlatformStream<jas::cann::aclrtStream>>()  // the NPU stream of this call
+            .Ctx<::xla::ffi::ScratchAllocator>()));  // CANN's workspace and the pair form's staging, freed after the call
+
+// The operations this backend has (handlers.h).
+std::span<const jas::ffi::Registration> jas::ffi::AscendRegistrations() {
+  static constexpr Registration kTable[] = {{kSiluGrad, &JaxAscendSiluGradAscend},
+                                            {kSwiGluGrad, &JaxAscendSwiGluGradAscend}};
+  return kTable;
+}

@@ -16,7 +16,7 @@ NB_MODULE(_silu_grad_ascend, m) {
   m.doc() = "jax_ascend_silu Ascend backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'ASCEND'; "
             "CANN loaded at run time.";
 
-  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradAscend, &JaxAscendSwiGluGradAscend);
+  jas::ffi::DefineRegistrations(m, jas::ffi::AscendRegistrations());
 
   m.def("build_info", [] { return std::string("CANN loaded at run time"); },
         "How this module reaches CANN.");

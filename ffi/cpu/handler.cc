@@ -6,6 +6,7 @@
 
 #include "fresh_pages.h"
 #include "handlers.h"
+#include "silu_grad_operands.h"
 #include "cpu/environment.h"
 #include "cpu/silu_grad_cpu.h"
 #include "cpu/swiglu_grad_cpu.h"
@@ -33,8 +34,8 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
                             xffi::Result<xffi::AnyBuffer> grad_input) {
   uint64_t workspace_bytes = 0;
   SiluGradExecutor* executor = nullptr;
-  if (xffi::Error err = Phase1(&SiluGradGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
-      err.failure()) {
+  if (xffi::Error err = SiluGradPhase1(&SiluGradGetWorkspaceSize, grad_output, self, *grad_input,
+                                       &workspace_bytes, &executor); err.failure()) {
     return err;
   }
   HostWorkspace workspace;
@@ -45,7 +46,7 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
   Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
   if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
-    return StatusError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
+    return SiluGradError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
   return xffi::Error::Success();
 }
@@ -76,12 +77,15 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCpu, jas::ffi::SiluGradCpuImpl,
-    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
+    jas::ffi::BindSiluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxAscendSwiGluGradCpu, jas::ffi::SwiGluGradCpuImpl,
-                              ::xla::ffi::Ffi::Bind()
-                                  .Ctx<::xla::ffi::ThreadPool>()  // phase 2's helpers
-                                  .Arg<::xla::ffi::AnyBuffer>()   // grad_output
-                                  .RemainingArgs()                // x (packed), or a and b (pair)
-                                  .RemainingRets()                // out (packed), or grad_a and grad_b (pair)
-                                  .Attr<int64_t>("axis"));        // the split axis of x (packed; pair: ignored)
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    JaxAscendSwiGluGradCpu, jas::ffi::SwiGluGradCpuImpl,
+    jas::ffi::BindSwiGluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
+
+// The operations this backend has (handlers.h).
+std::span<const jas::ffi::Registration> jas::ffi::CpuRegistrations() {
+  static constexpr Registration kTable[] = {{kSiluGrad, &JaxAscendSiluGradCpu},
+                                            {kSwiGluGrad, &JaxAscendSwiGluGradCpu}};
+  return kTable;
+}

@@ -30,7 +30,7 @@ nb::dict Describe(const jas::EnvSetting& s) {
 NB_MODULE(_silu_grad_cpu, m) {
   m.doc() = "jax_ascend_silu CPU backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'cpu'.";
 
-  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCpu, &JaxAscendSwiGluGradCpu);
+  jas::ffi::DefineRegistrations(m, jas::ffi::CpuRegistrations());
 
   m.def("isa", [] { return std::string(jas::IsaName(jas::BestIsa())); },
         "The instruction set the kernel runs with on this processor.");

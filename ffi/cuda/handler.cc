@@ -9,7 +9,7 @@
 #include "cuda/silu_grad_cuda.h"
 #include "cuda/swiglu_grad_cuda.h"
 #include "handlers.h"
-#include "silu_grad.h"
+#include "silu_grad_operands.h"
 #include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
@@ -55,7 +55,7 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
   uint64_t workspace_bytes = 0;
   SiluGradCudaExecutor* executor = nullptr;
   if (xffi::Error err =
-          Phase1(&SiluGradCudaGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
+          SiluGradPhase1(&SiluGradCudaGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
       err.failure()) {
     return err;
   }
@@ -71,7 +71,7 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
   if (s == kErrRuntime) {
     return LaunchError("silu_grad", launch_error, OperandsString(grad_output, self, *grad_input));
   }
-  if (s != kSuccess) return StatusError(s, "phase 2 (Run)", OperandsString(grad_output, self, *grad_input));
+  if (s != kSuccess) return SiluGradError(s, "phase 2 (Run)", OperandsString(grad_output, self, *grad_input));
   return xffi::Error::Success();
 }
 
@@ -108,7 +108,7 @@ xffi::Error SwiGluGradCudaImpl(cudaStream_t stream, xffi::AnyBuffer grad_output,
 // around the call.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCuda, jas::ffi::SiluGradCudaImpl,
-    jas::ffi::BindOperands(::xla::ffi::Ffi::Bind()
+    jas::ffi::BindSiluGrad(::xla::ffi::Ffi::Bind()
                                .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
                                .Ctx<::xla::ffi::ScratchAllocator>()),            // device workspace, freed after the call
     {::xla::ffi::Traits::kCmdBufferCompatible});
@@ -118,10 +118,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
 // and it allocates nothing.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSwiGluGradCuda, jas::ffi::SwiGluGradCudaImpl,
-    ::xla::ffi::Ffi::Bind()
-        .Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()  // the stream XLA runs this call on
-        .Arg<::xla::ffi::AnyBuffer>()                     // grad_output
-        .RemainingArgs()                                  // x (packed), or a and b (pair)
-        .RemainingRets()                                  // out (packed), or grad_a and grad_b (pair)
-        .Attr<int64_t>("axis"),                           // the split axis of x (packed; pair: ignored)
+    jas::ffi::BindSwiGluGrad(
+        ::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::PlatformStream<cudaStream_t>>()),  // the stream XLA runs this call on
     {::xla::ffi::Traits::kCmdBufferCompatible});
+
+// The operations this backend has (handlers.h).
+std::span<const jas::ffi::Registration> jas::ffi::CudaRegistrations() {
+  static constexpr Registration kTable[] = {{kSiluGrad, &JaxAscendSiluGradCuda},
+                                            {kSwiGluGrad, &JaxAscendSwiGluGradCuda}};
+  return kTable;
+}

@@ -18,7 +18,7 @@ namespace nb = nanobind;
 NB_MODULE(_silu_grad_cuda, m) {
   m.doc() = "jax_ascend_silu CUDA backend: the XLA FFI handlers of SiluGrad and SwiGluGrad for platform 'CUDA'.";
 
-  jas::ffi::DefineRegistrations(m, &JaxAscendSiluGradCuda, &JaxAscendSwiGluGradCuda);
+  jas::ffi::DefineRegistrations(m, jas::ffi::CudaRegistrations());
 
   // SiluGrad's kernels, then SwiGluGrad's; the first failure is the reason.
   static const std::string load_error = [] {

@@ -55,10 +55,11 @@ using aclDestroyAclOpExecutorFn = aclnnStatus(aclOpExecutor* executor);
 using aclnnSiluBackwardGetWorkspaceSizeFn = aclnnStatus(const aclTensor* gradOutput, const aclTensor* self,
                                                         aclTensor* gradInput, uint64_t* workspaceSize,
                                                         aclOpExecutor** executor);
-// Phase 2: runs the executor on the stream and frees it (unless repeatable),
-// whether or not it succeeds.
-using aclnnSiluBackwardFn = aclnnStatus(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
-                                        aclrtStream stream);
+// Phase 2 of every aclnn operator: runs the executor on the stream and frees
+// it (unless repeatable), whether or not it succeeds.
+using aclnnPhase2Fn = aclnnStatus(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                                  aclrtStream stream);
+using aclnnSiluBackwardFn = aclnnPhase2Fn;
 
 // aclnnop/aclnn_swi_glu_grad.h (ops-nn's activation/swi_glu_grad; the operator
 // library, since CANN 8.0.RC1). x = [A | B] halves along `dim`; out = [dA | dB]
@@ -67,8 +68,7 @@ using aclnnSiluBackwardFn = aclnnStatus(void* workspace, uint64_t workspaceSize,
 using aclnnSwiGluGradGetWorkspaceSizeFn = aclnnStatus(const aclTensor* yGrad, const aclTensor* x, int64_t dim,
                                                       const aclTensor* out, uint64_t* workspaceSize,
                                                       aclOpExecutor** executor);
-using aclnnSwiGluGradFn = aclnnStatus(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
-                                      aclrtStream stream);
+using aclnnSwiGluGradFn = aclnnPhase2Fn;
 
 // acl/acl_rt.h, acl/acl_base_rt.h (libascendcl; libacl_rt from CANN 9)
 // The copy directions of aclrtMemcpyAsync. CANN's enum has no negative value: unsigned int.

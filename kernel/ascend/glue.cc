@@ -157,12 +157,12 @@ std::string Bfloat16Note(cann::aclnnStatus status, DataType dtype, const Current
 
 // Phase 1 (`phase1(&bytes, &executor)`, CANN's `aclnn`GetWorkspaceSize on the
 // created tensors), the workspace it asks for, phase 2 (`phase2`, of the one
-// type every aclnn phase 2 has, aclnnSiluBackward's as aclnnSwiGluGrad's) on `stream`:
+// type every aclnn phase 2 has, cann::aclnnPhase2Fn) on `stream`:
 // the two phases of every operator, as CANN's contract has them. `note(status)`
 // explains a phase-1 refusal; `operands()` describes the tensors, for
 // messages only (a call that succeeds builds no string).
 template <class Phase1, class Note, class Operands>
-Outcome RunPhases(const CannApi& api, const std::string& aclnn, Phase1 phase1, cann::aclnnSiluBackwardFn* phase2,
+Outcome RunPhases(const CannApi& api, const std::string& aclnn, Phase1 phase1, cann::aclnnPhase2Fn* phase2,
                   cann::aclrtStream stream, const WorkspaceSource& workspace, Note note, Operands operands) {
   uint64_t workspace_bytes = 0;
   ExecutorHandle executor(api);
@@ -266,14 +266,15 @@ Outcome PrepareSwiGlu(const Cann& cann, CurrentChip* chip) {
   return Outcome{};
 }
 
-// The operand checks' refusal as an Outcome: "SwiGluGrad on Ascend refused
-// its operands with ... before any CANN call: <why>; got yGrad ..., x ...".
-Outcome Refused(Status s, const std::string& why, const TensorDesc* const ops[], const char* const names[], int n) {
+// The operand checks' refusal as an Outcome: "<op> on Ascend refused its
+// operands with ... before any CANN call: <why>; got yGrad ..., x ...".
+Outcome Refused(const char* op, Status s, const std::string& why, const TensorDesc* const ops[],
+                const char* const names[], int n) {
   std::string operands;
   for (int i = 0; i < n; ++i) operands += (i ? ", " : "") + OperandString(names[i], ops[i]);
   return Fail(Failure::kOperands, s,
-              "SwiGluGrad on Ascend refused its operands with " + StatusLabel(s) + " (" + std::to_string(s) +
-                  ") before any CANN call: " + why + "; got " + operands);
+              std::string(op) + " on Ascend refused its operands with " + StatusLabel(s) + " (" +
+                  std::to_string(s) + ") before any CANN call: " + why + "; got " + operands);
 }
 
 // One stream-ordered device-to-device copy of the pair form.
@@ -343,12 +344,9 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
                      const TensorDesc& grad_output, const TensorDesc& self, const TensorDesc& grad_input) {
   const TensorDesc* const ops[3] = {&grad_output, &self, &grad_input};
   CheckedOperands checked;
-  if (Status s = CheckOperands(&grad_output, &self, &grad_input, &checked); s != kSuccess) {
-    std::string operands;
-    for (int i = 0; i < 3; ++i) operands += (i ? ", " : "") + OperandString(i, ops[i]);
-    return Fail(Failure::kOperands, s,
-                "SiluGrad on Ascend refused its operands with " + StatusLabel(s) + " (" + std::to_string(s) +
-                    ") before any CANN call: " + RefusalText(checked, ops) + "; got " + operands);
+  std::string why;
+  if (Status s = CheckOperands(&grad_output, &self, &grad_input, &checked, &why); s != kSuccess) {
+    return Refused("SiluGrad", s, why, ops, kOperandNames, 3);
   }
   if (checked.numel[2] == 0) return Outcome{};  // empty: nothing to launch
   CurrentChip chip;
@@ -383,7 +381,7 @@ Outcome SwiGluGradPacked(const Cann& cann, cann::aclrtStream stream, const Works
   SwiGluLayout layout;
   std::string why;
   if (Status s = CheckSwiGluPacked(&y_grad, &x, dim, &out, &layout, &why); s != kSuccess) {
-    return Refused(s, why, ops, kSwiGluNames, 3);
+    return Refused("SwiGluGrad", s, why, ops, kSwiGluNames, 3);
   }
   CurrentChip chip;
   if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;
@@ -398,7 +396,7 @@ Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const Workspa
   SwiGluLayout layout;
   std::string why;
   if (Status s = CheckSwiGluPair(&y_grad, &a, &b, &grad_a, &grad_b, &layout, &why); s != kSuccess) {
-    return Refused(s, why, ops, kPairNames, 5);
+    return Refused("SwiGluGrad", s, why, ops, kPairNames, 5);
   }
   CurrentChip chip;
   if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;

@@ -16,9 +16,7 @@ namespace jas {
 // workspace is always 0 bytes.
 template <class Executor, class CheckFn>
 Status PlanSwiGlu(uint64_t* workspace_size, Executor** executor, CheckFn&& check) {
-  if (executor != nullptr) *executor = nullptr;
-  if (workspace_size != nullptr) *workspace_size = 0;
-  if (workspace_size == nullptr || executor == nullptr) return kErrParamNullptr;
+  if (Status s = ClearPhase1Outputs(workspace_size, executor); s != kSuccess) return s;
   SwiGluLayout layout;
   if (Status s = check(&layout); s != kSuccess) return s;
   *executor = new (std::nothrow) Executor{layout};

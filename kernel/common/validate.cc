@@ -8,6 +8,24 @@
 namespace jas {
 namespace {
 
+// Which check CheckOperands refused the operands on, for its message (the
+// status is the contract).
+enum class Refusal : int32_t {
+  kNone,
+  kNullDescriptor,
+  kDtype,     // unsupported, or not shared by all three
+  kRank,      // above kMaxRank, or negative
+  kNullDims,  // rank > 0 without dims
+  kNegativeDim,
+  kNegativeLayout,   // a negative stride, offset or storage_numel
+  kPastStorage,      // the view reaches past storage_numel
+  kTooManyElements,  // an element count or address past int64
+  kShape,            // gradInput is not the broadcast shape of the inputs
+  kOverlap,          // gradInput's elements overlap
+};
+
+std::string RefusalText(Refusal refusal, int i, const TensorDesc* const operands[3]);
+
 // One descriptor on its own: its view with strides made explicit, and its
 // element count.
 Status CheckView(const TensorDesc& t, StridedShape* v, int64_t* numel_out, Refusal* why) {
@@ -70,16 +88,17 @@ bool NonOverlapping(const StridedShape& v) {
 }  // namespace
 
 Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, const TensorDesc* grad_input,
-                     CheckedOperands* checked) {
-  if (checked == nullptr) return kErrParamNullptr;
-  const auto refuse = [checked](Status s, Refusal why, int op) {
-    checked->refusal = why;
-    checked->refused_operand = op;
+                     CheckedOperands* checked, std::string* why) {
+  const TensorDesc* const descs[3] = {grad_output, self, grad_input};
+  // The message is built only on this path, and only where it is asked for.
+  const auto refuse = [why, &descs](Status s, Refusal refusal, int op) {
+    if (why != nullptr) *why = RefusalText(refusal, op, descs);
     return s;
   };
-  checked->refusal = Refusal::kNone;
-  checked->refused_operand = -1;
-  const TensorDesc* descs[3] = {grad_output, self, grad_input};
+  if (checked == nullptr) {
+    if (why != nullptr) *why = "the CheckedOperands to fill is null";
+    return kErrParamNullptr;
+  }
   for (int op = 0; op < 3; ++op) {
     if (descs[op] == nullptr) return refuse(kErrParamNullptr, Refusal::kNullDescriptor, op);
   }
@@ -89,9 +108,9 @@ Status CheckOperands(const TensorDesc* grad_output, const TensorDesc* self, cons
   }
   checked->dtype = grad_input->dtype;
   for (int op = 0; op < 3; ++op) {
-    Refusal why = Refusal::kNone;
-    if (Status s = CheckView(*descs[op], &checked->views[op], &checked->numel[op], &why); s != kSuccess) {
-      return refuse(s, why, op);
+    Refusal refusal = Refusal::kNone;
+    if (Status s = CheckView(*descs[op], &checked->views[op], &checked->numel[op], &refusal); s != kSuccess) {
+      return refuse(s, refusal, op);
     }
     checked->offsets[op] = descs[op]->offset;
   }
@@ -120,10 +139,13 @@ std::string OperandString(const char* operand, const TensorDesc* desc) {
          (desc->dims == nullptr ? " without dims" : "");
 }
 
-std::string RefusalText(const CheckedOperands& checked, const TensorDesc* const operands[3]) {
-  const int i = checked.refused_operand;
+namespace {
+
+// What a refusal of operand `i` (-1: all of them) means for these operands
+// and what to do about it.
+std::string RefusalText(Refusal refusal, int i, const TensorDesc* const operands[3]) {
   const std::string who = i >= 0 ? OperandString(i, operands[i]) : "";
-  switch (checked.refusal) {
+  switch (refusal) {
     case Refusal::kNone: return "the operands were not refused";
     case Refusal::kNullDescriptor:
       return std::string(kOperandNames[i]) + " has no descriptor: pass all three operands";
@@ -166,4 +188,5 @@ std::string RefusalText(const CheckedOperands& checked, const TensorDesc* const 
   return "an unknown refusal";
 }
 
+}  // namespace
 }  // namespace jas

@@ -114,7 +114,7 @@ struct Refusal {
   const char* what;
   XLA_FFI_DataType grad_output, self, grad_input;
   Shapes shapes;
-  const char* because;   // the validator's reason (common/validate.h's RefusalText)
+  const char* because;   // the validator's reason (common/validate.h's CheckOperands, `why`)
   const char* expected;  // the operands, after it
 };
 
