@@ -1,12 +1,14 @@
 // The CPU handler: decode XLA's buffers, run the kernel's two phases with a
 // host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 
 #include "fresh_pages.h"
 #include "handlers.h"
 #include "cpu/environment.h"
+#include "cpu/helpers.h"
 #include "cpu/silu_grad_cpu.h"
 #include "cpu/swiglu_grad_cpu.h"
 #include "swiglu_operands.h"
@@ -29,6 +31,14 @@ int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
   return std::max<int64_t>(1, std::min<int64_t>(ThreadsFromEnvironment().cap, pool.num_threads()));
 }
 
+void NoSchedule(void*, void (*task)(void*), void* arg) { task(arg); }
+Parallel Experiment(xffi::ThreadPool& pool) {
+  static const char* mode = [] { const char* m = std::getenv("JAS_EXPERIMENT_POOL"); return m ? m : "own"; }();
+  if (mode[0] == 'x') return Parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  if (mode[0] == 'o' && mode[1] == 'm') return Parallel{reinterpret_cast<void*>(1), ThreadsPerCall(pool) - 1, &NoSchedule};
+  return CpuHelpers(ThreadsFromEnvironment().cap);
+}
+
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                             xffi::Result<xffi::AnyBuffer> grad_input) {
   uint64_t workspace_bytes = 0;
@@ -43,7 +53,7 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
     return err;
   }
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
-  Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  Parallel parallel = Experiment(pool);
   if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
     return StatusError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
@@ -64,7 +74,7 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
   for (int i = 3; i < (buffers.packed ? 4 : 5); ++i) {
     AdviseHugePagesIfFresh(buffers.buffers[i]->untyped_data(), buffers.buffers[i]->size_bytes());
   }
-  Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  Parallel parallel = Experiment(pool);
   if (Status s = SwiGluGradRun(nullptr, 0, executor, &parallel); s != kSuccess) {
     return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   }

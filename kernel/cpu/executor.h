@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/broadcast.h"
+#include "cpu/helpers.h"
 #include "cpu/isa.h"
 #include "cpu/silu_grad_cpu.h"
 #include "cpu/swiglu_grad_cpu.h"
@@ -45,7 +46,7 @@ inline constexpr int64_t kPoolAwakeNanoseconds = 50 * 1000;
 // awake, from `cold_min` once they have likely parked.
 inline bool WorthSharing(int64_t numel, int64_t parallel_min, int64_t cold_min, int64_t since_busy_ns) {
   if (numel < parallel_min) return false;
-  return numel >= cold_min || since_busy_ns < kPoolAwakeNanoseconds;
+  return numel >= cold_min || since_busy_ns < kHelperAwakeNanoseconds;
 }
 
 // Outputs from this size on are written with non-temporal stores. With the

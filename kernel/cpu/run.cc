@@ -291,6 +291,14 @@ Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t c
   job->chunk = chunk;
   job->num_chunks = num_chunks;
   job->Plan(helpers + 1);
+#ifdef JAS_EXPERIMENT_OPENMP
+  if (parallel->context == reinterpret_cast<void*>(1)) {
+#pragma omp parallel num_threads(helpers + 1)
+    job->Work();
+    MarkBusy(numel, parallel_min);
+    return kSuccess;
+  }
+#endif
   for (int64_t i = 0; i < helpers; ++i) {
     auto* ref = new (std::nothrow) std::shared_ptr<ParallelPass>(job);
     if (ref == nullptr) break;  // fewer helpers; the caller still does the rest
