@@ -1,7 +1,7 @@
 // The CPU handler: decode XLA's buffers, run the kernel's two phases with a
-// host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
+// host workspace (workspace.h), share large passes with the CPU backend's own
+// helper threads (cpu/helpers.h).
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 
@@ -19,24 +19,12 @@
 namespace jas::ffi {
 namespace {
 
-void ScheduleOnPool(void* pool, void (*task)(void*), void* arg) {
-  static_cast<xffi::ThreadPool*>(pool)->Schedule([task, arg] { task(arg); });
-}
-
-// Threads per call, the calling thread included. XLA runs the program on the
-// caller's thread, outside its intra-op pool (one thread per core), so the
-// caller plus (pool size - 1) helpers keep every core busy without
-// oversubscribing them. JAX_ASCEND_SILU_THREADS=n caps it (cpu/environment.h).
+// Threads per call, the calling thread included: no more than XLA's intra-op
+// pool has (one per core unless XLA was told otherwise), so that the caller
+// plus its helpers keep every core busy without oversubscribing them.
+// JAX_ASCEND_SILU_THREADS=n caps it (cpu/environment.h).
 int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
   return std::max<int64_t>(1, std::min<int64_t>(ThreadsFromEnvironment().cap, pool.num_threads()));
-}
-
-void NoSchedule(void*, void (*task)(void*), void* arg) { task(arg); }
-Parallel Experiment(xffi::ThreadPool& pool) {
-  static const char* mode = [] { const char* m = std::getenv("JAS_EXPERIMENT_POOL"); return m ? m : "own"; }();
-  if (mode[0] == 'x') return Parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
-  if (mode[0] == 'o' && mode[1] == 'm') return Parallel{reinterpret_cast<void*>(1), ThreadsPerCall(pool) - 1, &NoSchedule};
-  return CpuHelpers(ThreadsFromEnvironment().cap);
 }
 
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
@@ -53,7 +41,7 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
     return err;
   }
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
-  Parallel parallel = Experiment(pool);
+  const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
   if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
     return StatusError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
@@ -74,7 +62,7 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
   for (int i = 3; i < (buffers.packed ? 4 : 5); ++i) {
     AdviseHugePagesIfFresh(buffers.buffers[i]->untyped_data(), buffers.buffers[i]->size_bytes());
   }
-  Parallel parallel = Experiment(pool);
+  const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
   if (Status s = SwiGluGradRun(nullptr, 0, executor, &parallel); s != kSuccess) {
     return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   }

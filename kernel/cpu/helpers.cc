@@ -8,8 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -34,19 +32,29 @@ int64_t NowNanoseconds() {
       .count();
 }
 
-// The CPUs the process may run on, as the first call saw them.
-const std::vector<int>& AllowedCpus() {
-  static const std::vector<int> cpus = [] {
-    std::vector<int> out;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) out.push_back(c);
-    }
-    return out;
-  }();
-  return cpus;
+// The CPUs the calling thread may run on.
+std::vector<int> AllowedCpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
+
+// How many, as the process's first call (or a child's first call after fork)
+// saw them; -1 until then.
+std::atomic<int64_t> allowed_cpu_count{-1};
+
+int64_t AllowedCpuCount() {
+  int64_t n = allowed_cpu_count.load(std::memory_order_relaxed);
+  if (n < 0) {
+    n = static_cast<int64_t>(AllowedCpus().size());
+    allowed_cpu_count.store(n, std::memory_order_relaxed);
+  }
+  return n;
 }
 
 // One helper thread, pinned to `cpu`.
@@ -189,7 +197,9 @@ class Helpers {
 
 // The process's helpers, started on first use. A child of fork has none of
 // its parent's threads: it starts helpers of its own on its first shared
-// pass, and leaves its copy of the parent's alone (reachable, so no leak).
+// pass, on the CPUs it may use then (a pool of worker processes often pins
+// each to one), and leaves its copy of the parent's alone (reachable, so no
+// leak).
 std::mutex start_mutex;
 std::atomic<Helpers*> running{nullptr};
 Helpers* inherited_by_child = nullptr;
@@ -199,6 +209,7 @@ struct Owner {
     pthread_atfork([] { start_mutex.lock(); }, [] { start_mutex.unlock(); },
                    [] {
                      start_mutex.unlock();
+                     allowed_cpu_count.store(-1, std::memory_order_relaxed);
                      if (Helpers* h = running.exchange(nullptr)) inherited_by_child = h;
                    });
   }
@@ -229,13 +240,8 @@ void ScheduleOnHelpers(void*, void (*task)(void*), void* arg) {
 
 }  // namespace
 
-int64_t HelperAwakeNs() {
-  static const int64_t v = [] { const char* m = std::getenv("JAS_EXPERIMENT_AWAKE_US"); return m ? std::atoll(m) * 1000 : 4000000LL; }();
-  return v;
-}
-
 Parallel CpuHelpers(int64_t threads) {
-  const int64_t cpus = static_cast<int64_t>(AllowedCpus().size());
+  const int64_t cpus = AllowedCpuCount();
   const int64_t workers = std::max<int64_t>(0, std::min(threads, cpus) - 1);
   return Parallel{nullptr, workers, workers > 0 ? &ScheduleOnHelpers : nullptr};
 }

@@ -31,8 +31,7 @@ namespace jas {
 // awake (executor.h's WorthSharing). A 2 ms pause is the Python work between
 // a training loop's steps: watching through it keeps the next step's calls
 // as fast as calls made back to back (benchmarks/idle_gap.py).
-int64_t HelperAwakeNs();
-#define kHelperAwakeNanoseconds HelperAwakeNs()
+inline constexpr int64_t kHelperAwakeNanoseconds = 4 * 1000 * 1000;
 
 // The helpers for a call of at most `threads` threads, the caller included
 // (the handler passes JAX_ASCEND_SILU_THREADS's cap). num_workers is 0 when the

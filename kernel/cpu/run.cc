@@ -229,10 +229,9 @@ int64_t NowNanoseconds() {
 }
 
 // When a helper task last finished, or a pass long enough to share last
-// ended. A helper's pool thread keeps looking for work for a while
-// (kPoolAwakeNanoseconds), then parks; and calls that follow each other
-// closely (a loop of mid-sized calls) pay for waking a helper once, then find
-// it awake.
+// ended. A helper keeps watching for work for a while (kHelperAwakeNanoseconds),
+// then sleeps; and calls that follow each other closely (a loop of mid-sized
+// calls) pay for waking a helper once, then find it awake.
 std::atomic<int64_t> last_busy_ns{std::numeric_limits<int64_t>::min() / 2};
 
 void HelperTask(void* arg) {
@@ -291,14 +290,6 @@ Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t c
   job->chunk = chunk;
   job->num_chunks = num_chunks;
   job->Plan(helpers + 1);
-#ifdef JAS_EXPERIMENT_OPENMP
-  if (parallel->context == reinterpret_cast<void*>(1)) {
-#pragma omp parallel num_threads(helpers + 1)
-    job->Work();
-    MarkBusy(numel, parallel_min);
-    return kSuccess;
-  }
-#endif
   for (int64_t i = 0; i < helpers; ++i) {
     auto* ref = new (std::nothrow) std::shared_ptr<ParallelPass>(job);
     if (ref == nullptr) break;  // fewer helpers; the caller still does the rest

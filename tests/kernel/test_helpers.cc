@@ -1,7 +1,7 @@
 // The CPU backend's own helper threads (cpu/helpers.h), as the FFI handler
 // uses them: results equal one thread's bit for bit, from several calling
 // threads at once; a process allowed one CPU gets no helper; a child forked
-// after the helpers started runs shared passes of its own without hanging.
+// after the helpers started runs shared passes on helpers of its own.
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
@@ -92,20 +92,32 @@ TEST(helpers, concurrent_callers_each_get_their_own_answer) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-// In a fresh process (the binary re-run for this test alone), before the
-// helpers' first use, restricted to one CPU as taskset would.
+// Runs `child` in a child of fork and returns its exit status (SIGALRM ends
+// one that hangs).
+template <typename Child>
+int InChild(Child child) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    std::_Exit(child());
+  }
+  int status = -1;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return status;
+}
+
+// As a worker process that pins itself to one CPU after fork, before its
+// first call, would.
 TEST(helpers, a_process_allowed_one_cpu_gets_none) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(sched_getcpu(), &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) std::_Exit(2);
-        const Parallel p = CpuHelpers(INT64_MAX);
-        std::_Exit(p.num_workers == 0 && p.schedule == nullptr ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  const int status = InChild([] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(sched_getcpu(), &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return 2;
+    const Parallel p = CpuHelpers(INT64_MAX);
+    return p.num_workers == 0 && p.schedule == nullptr ? 0 : 1;
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 // The parent's helpers do not exist in a child of fork; the child must start
@@ -115,18 +127,13 @@ TEST(helpers, a_process_allowed_one_cpu_gets_none) {
 TEST(helpers, a_child_forked_after_they_started_runs_shared_passes) {
   Problem p(300000, 2);
   ASSERT_TRUE(p.SharedMatches(0));  // the helpers have started
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    alarm(20);
+  const int status = InChild([&p] {
     bool ok = true;
     for (int round = 0; round < 5; ++round) ok = ok && p.SharedMatches(round % 2 ? 4096 : 0);
     // The child's own helpers: one thread per allowed CPU beside the caller.
     const bool started = ThreadCount() == (AllowedCpuCount() > 1 ? 1 + AllowedCpuCount() : 1);
-    std::_Exit(!ok ? 1 : !started ? 3 : 0);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+    return !ok ? 1 : !started ? 3 : 0;
+  });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "the child hung"
           : WIFEXITED(status) && WEXITSTATUS(status) == 3    ? "the child started no helpers of its own"
