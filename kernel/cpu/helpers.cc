@@ -170,6 +170,13 @@ class Helpers {
     }
   }
 
+  bool Idle() const {
+    for (const Helper& h : helpers_) {
+      if (h.started && h.claimed.load(std::memory_order_acquire)) return false;
+    }
+    return true;
+  }
+
   // Hands `task` to a free helper pinned to a CPU other than the caller's, or
   // runs it on the caller when there is none (Parallel allows either).
   void Schedule(void (*task)(void*), void* arg) {
@@ -239,6 +246,11 @@ void ScheduleOnHelpers(void*, void (*task)(void*), void* arg) {
 }
 
 }  // namespace
+
+bool CpuHelpersIdle() {
+  const Helpers* h = running.load(std::memory_order_acquire);
+  return h == nullptr || h->Idle();
+}
 
 Parallel CpuHelpers(int64_t threads) {
   const int64_t cpus = AllowedCpuCount();

@@ -39,6 +39,11 @@ inline constexpr int64_t kHelperAwakeNanoseconds = 4 * 1000 * 1000;
 // is shared.
 Parallel CpuHelpers(int64_t threads);
 
+// Whether no helper holds a task. A helper may still hold its share of a
+// pass (a reference to the pass's shared state) after the pass has returned,
+// until it gets to run: tests that count live allocations wait for this.
+bool CpuHelpersIdle();
+
 }  // namespace jas
 
 #endif  // JAX_ASCEND_SILU_KERNEL_CPU_HELPERS_H_
