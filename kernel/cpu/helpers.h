@@ -15,6 +15,8 @@
 //   using it (a busy helper is skipped: the caller does more itself);
 // - after a task a helper watches for the next one for kHelperAwakeNanoseconds,
 //   then sleeps on a futex until woken;
+// - JAX_ASCEND_SILU_THREADS=1 starts none; a larger cap limits the helpers a
+//   call takes, not those started;
 // - a child process after fork starts helpers of its own (pthread_atfork), and
 //   the helpers are stopped and joined at exit.
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_HELPERS_H_
@@ -29,8 +31,10 @@ namespace jas {
 // How long a helper keeps watching for work after a task before it sleeps,
 // and so how long after a shared pass the next call may count on it being
 // awake (executor.h's WorthSharing). A 2 ms pause is the Python work between
-// a training loop's steps: watching through it keeps the next step's calls
-// as fast as calls made back to back (benchmarks/idle_gap.py).
+// a training loop's steps: watching through it spares the next step's calls
+// a sleeping helper's wake-up (30-50 microseconds on a virtual machine). After
+// its first 0.1 ms the watch yields the CPU to any other thread ready to run
+// there, so it costs only otherwise idle time (benchmarks/README.md).
 inline constexpr int64_t kHelperAwakeNanoseconds = 4 * 1000 * 1000;
 
 // The helpers for a call of at most `threads` threads, the caller included
