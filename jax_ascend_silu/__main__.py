@@ -31,7 +31,8 @@ def _info(_: argparse.Namespace) -> int:
     print(f"kernel ISA: {ext.isa()} (supported: {', '.join(ext.supported_isas())})")
     print(f"devices: {', '.join(str(d) for d in jax.devices())}")
     cap = _environment.threads_cap()
-    print(f"CPU threads per call: the calling thread + XLA's intra-op pool ({os.cpu_count()} CPUs)"
+    print(f"CPU threads per call: the calling thread + a helper per other CPU ({len(os.sched_getaffinity(0))} CPUs "
+          "allowed)"
           + (f", capped at {cap} by {_environment.THREADS}" if cap else ""))
     isa = _environment.isa_cap()
     if isa:

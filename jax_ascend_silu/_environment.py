@@ -45,7 +45,7 @@ def problems() -> list[str]:
     threads = _setting(THREADS)
     if threads["set"] and not threads["accepted"]:
         found.append(f"{THREADS}={threads['value']!r} is ignored: it takes a positive integer (threads per CPU "
-                     "call, e.g. 4); without one a call uses XLA's intra-op pool")
+                     "call, e.g. 4); without one a call uses a thread per CPU")
     isa = _setting(ISA)
     if isa["set"] and not isa["accepted"]:
         ext = _kernel()

@@ -1,7 +1,7 @@
 """Eight Python threads calling jitted and eager silu_grad, and the raw kernel
 with helper threads of its own, at once each get their own correct answer:
 the kernel keeps no mutable global state. Two of the cases are large enough
-to be split over XLA's intra-op thread pool (one through the precomputed
+to be shared with the CPU backend's helper threads (one through the precomputed
 s'(x) workspace), so pooled and unpooled calls interleave."""
 
 import threading

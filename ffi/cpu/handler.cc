@@ -1,5 +1,6 @@
 // The CPU handler: decode XLA's buffers, run the kernel's two phases with a
-// host workspace (workspace.h), parallelise over XLA's intra-op thread pool.
+// host workspace (workspace.h), share large passes with the CPU backend's own
+// helper threads (cpu/helpers.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 #include "handlers.h"
 #include "silu_grad_operands.h"
 #include "cpu/environment.h"
+#include "cpu/helpers.h"
 #include "cpu/silu_grad_cpu.h"
 #include "cpu/swiglu_grad_cpu.h"
 #include "swiglu_operands.h"
@@ -18,14 +20,10 @@
 namespace jas::ffi {
 namespace {
 
-void ScheduleOnPool(void* pool, void (*task)(void*), void* arg) {
-  static_cast<xffi::ThreadPool*>(pool)->Schedule([task, arg] { task(arg); });
-}
-
-// Threads per call, the calling thread included. XLA runs the program on the
-// caller's thread, outside its intra-op pool (one thread per core), so the
-// caller plus (pool size - 1) helpers keep every core busy without
-// oversubscribing them. JAX_ASCEND_SILU_THREADS=n caps it (cpu/environment.h).
+// Threads per call, the calling thread included: no more than XLA's intra-op
+// pool has (one per core unless XLA was told otherwise), so that the caller
+// plus its helpers keep every core busy without oversubscribing them.
+// JAX_ASCEND_SILU_THREADS=n caps it (cpu/environment.h).
 int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
   return std::max<int64_t>(1, std::min<int64_t>(ThreadsFromEnvironment().cap, pool.num_threads()));
 }
@@ -44,7 +42,7 @@ xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, 
     return err;
   }
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
-  Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
   if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
     return SiluGradError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
@@ -65,7 +63,7 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
   for (int i = 3; i < (buffers.packed ? 4 : 5); ++i) {
     AdviseHugePagesIfFresh(buffers.buffers[i]->untyped_data(), buffers.buffers[i]->size_bytes());
   }
-  Parallel parallel{&pool, ThreadsPerCall(pool) - 1, &ScheduleOnPool};
+  const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
   if (Status s = SwiGluGradRun(nullptr, 0, executor, &parallel); s != kSuccess) {
     return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   }
@@ -77,11 +75,11 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSiluGradCpu, jas::ffi::SiluGradCpuImpl,
-    jas::ffi::BindSiluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
+    jas::ffi::BindSiluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // its size caps the threads per call
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSwiGluGradCpu, jas::ffi::SwiGluGradCpuImpl,
-    jas::ffi::BindSwiGluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // phase 2's helpers
+    jas::ffi::BindSwiGluGrad(::xla::ffi::Ffi::Bind().Ctx<::xla::ffi::ThreadPool>()));  // its size caps the threads per call
 
 // The operations this backend has (handlers.h).
 std::span<const jas::ffi::Registration> jas::ffi::CpuRegistrations() {

@@ -37,9 +37,9 @@ CONTENDERS = (
 #: |g| ~ 1); float16's subnormals are normal float32 numbers inside the kernel.
 SUBNORMAL_SCALE = {"float32": 2.0**-130, "bfloat16": 2.0**-130, "float16": 2.0**-20}
 
-#: The idle moment before each gapped call: longer than thread pools spin
-#: for work before they park their threads, as the Python work of a training
-#: step is.
+#: The idle moment before each gapped call, as the Python work of a training
+#: step leaves one: longer than XLA's pool spins for work before it parks its
+#: threads.
 GAP_S = 0.002
 
 #: The program contenders compute grad_output with a (n / K, K) by (K, K)

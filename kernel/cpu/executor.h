@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "common/broadcast.h"
+#include "cpu/helpers.h"
 #include "cpu/isa.h"
 #include "cpu/silu_grad_cpu.h"
 #include "cpu/swiglu_grad_cpu.h"
@@ -21,31 +22,24 @@ struct Loop : StridedLoop {
 // enough that the last one finishing late costs little, large enough that
 // handing chunks out is cheap by comparison.
 inline constexpr int64_t kDefaultChunkElements = 16 * 1024;
-// A helper that is awake (its pool thread still looking for work after the
-// last task) joins within microseconds: from 64K elements on, sharing pays.
+// A helper that is awake (watching for work after its last task: cpu/helpers.h)
+// joins within microseconds: from 64K elements on, sharing pays.
 inline constexpr int64_t kParallelMinElements = 64 * 1024;
-// A parked pool thread is another matter. Waking it costs the caller a system
-// call of 10-20 microseconds, and the helper starts 30-180 microseconds after
-// the call on a virtual machine (the idle vCPU's wake-up), or is woken on the
-// caller's own vCPU and competes with it. A 128K-element pass takes about 90
-// microseconds on one thread: sharing it was slower than running alone. From
-// 256K elements (about 200) the late helper's part repays its wake-up.
+// A sleeping helper is another matter. Waking it costs the caller a system
+// call of 5-20 microseconds, and the helper starts 30-50 microseconds after
+// the call on a virtual machine (the idle vCPU's wake-up). A 128K-element
+// pass takes about 90 microseconds on one thread: sharing it gains little.
+// From 256K elements (about 200) the late helper's part repays its wake-up.
 inline constexpr int64_t kColdParallelMinElements = 256 * 1024;
-// How long after finishing a task a pool thread is taken to be awake still.
-// Eigen's pool (XLA's intra-op pool) spins for work a short while before it
-// parks: calls a Python loop makes back to back find their helper within
-// microseconds, calls after an idle millisecond find it parked. A call that
-// finds the last helper, and the last pass long enough to share, older than
-// this assumes a parked pool.
-inline constexpr int64_t kPoolAwakeNanoseconds = 50 * 1000;
 
 // Whether a pass of `numel` elements is shared with helpers, `since_busy_ns`
 // after a helper task or a pass of `parallel_min` elements or more last
-// ended: from `parallel_min` elements while the pool's threads are likely
-// awake, from `cold_min` once they have likely parked.
+// ended: from `parallel_min` elements while the helpers are likely awake
+// (kHelperAwakeNanoseconds), from `cold_min` once they have likely gone to
+// sleep.
 inline bool WorthSharing(int64_t numel, int64_t parallel_min, int64_t cold_min, int64_t since_busy_ns) {
   if (numel < parallel_min) return false;
-  return numel >= cold_min || since_busy_ns < kPoolAwakeNanoseconds;
+  return numel >= cold_min || since_busy_ns < kHelperAwakeNanoseconds;
 }
 
 // Outputs from this size on are written with non-temporal stores. With the

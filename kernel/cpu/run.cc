@@ -229,10 +229,9 @@ int64_t NowNanoseconds() {
 }
 
 // When a helper task last finished, or a pass long enough to share last
-// ended. A helper's pool thread keeps looking for work for a while
-// (kPoolAwakeNanoseconds), then parks; and calls that follow each other
-// closely (a loop of mid-sized calls) pay for waking a helper once, then find
-// it awake.
+// ended. A helper keeps watching for work for a while (kHelperAwakeNanoseconds),
+// then sleeps; and calls that follow each other closely (a loop of mid-sized
+// calls) pay for waking a helper once, then find it awake.
 std::atomic<int64_t> last_busy_ns{std::numeric_limits<int64_t>::min() / 2};
 
 void HelperTask(void* arg) {

@@ -27,7 +27,8 @@ Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 // Overrides the chunk size (elements per unit of parallel work; default 16K,
 // a few microseconds of work). Results do not depend on it. By default a pass
 // over fewer than 64K elements (the main pass, or the s'(x) pass over a
-// broadcast self), or fewer than 128K when no helper or pass that size ended lately,
+// broadcast self), or fewer than 256K when no helper task or pass that size
+// ended within kHelperAwakeNanoseconds (cpu/helpers.h),
 // stays on the calling thread (cpu/executor.h); an explicit chunk size lifts
 // that, so any pass of two or more chunks is shared (tests use it to prove
 // results do not depend on the split).

@@ -3,17 +3,20 @@
 // repeatable executors rerun at new addresses and destroyed, helper threads,
 // allocation failures) must leave nothing allocated: counted with the
 // replaced operator new, and, in a sanitized build, by LeakSanitizer.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "alloc_counter.h"
 #include "kernel_test_util.h"
+#include "cpu/helpers.h"
 #include "cpu/testing.h"
 #include "thread_parallel.h"
 
@@ -170,6 +173,11 @@ Status Cycle(int64_t i) {
 }
 
 TEST(leak, hundred_thousand_cycles_leave_nothing_allocated) {
+  // Helpers an earlier test woke may not have run yet (on a busy machine),
+  // and each still holds its pass's shared state.
+  for (int waited_ms = 0; !CpuHelpersIdle() && waited_ms < 10000; ++waited_ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   const int64_t live = LiveAllocations();
   int64_t by_status[4] = {};  // success, 161001, 161002, 561101
   for (int64_t i = 0; i < kCycles; ++i) {

@@ -62,20 +62,21 @@ TEST(parallel, large_tensors_get_every_worker) {
   EXPECT_EQ(HelpersFor(320000, 0, 8), 3);
 }
 
-// Between 64K and 256K elements a pass is shared only while the pool's
-// threads are likely still awake, after a helper task or a pass that could
-// have had one: a parked thread joins too late to repay waking it.
+// Between 64K and 256K elements a pass is shared only while the helpers are
+// likely still awake, after a helper task or a pass that could have had one:
+// a sleeping thread joins too late to repay waking it.
 TEST(parallel, mid_sized_passes_share_only_with_an_awake_pool) {
-  constexpr int64_t kMin = kParallelMinElements, kCold = kColdParallelMinElements, kAwake = kPoolAwakeNanoseconds;
+  constexpr int64_t kMin = kParallelMinElements, kCold = kColdParallelMinElements;
+  const int64_t kAwake = kHelperAwakeNanoseconds;
   static_assert(kMin == 64 * 1024 && kCold == 256 * 1024);
   EXPECT_TRUE(WorthSharing(kMin, kMin, kCold, 0));
   EXPECT_TRUE(WorthSharing(kCold - 1, kMin, kCold, kAwake - 1));
   EXPECT_FALSE(WorthSharing(kCold - 1, kMin, kCold, kAwake));
   EXPECT_FALSE(WorthSharing(kMin - 1, kMin, kCold, 0));
   EXPECT_TRUE(WorthSharing(kCold, kMin, kCold, int64_t{1} << 62));
-  // Through phase 2: long after the last pass, a 200000-element pass stays
-  // on the calling thread.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // Through phase 2: once the helpers sleep, a 200000-element pass stays on
+  // the calling thread.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kAwake) + std::chrono::milliseconds(1));
   EXPECT_EQ(HelpersFor(200000, 0), 0);
 }
 

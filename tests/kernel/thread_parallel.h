@@ -1,6 +1,7 @@
 // A jas::Parallel backed by plain std::threads, one per scheduled task, all
 // joined when it goes out of scope. For the kernel's own tests and the Python
-// kernel binding; the XLA handler uses XLA's intra-op pool instead.
+// kernel binding; the XLA handler uses the backend's own helpers instead
+// (kernel/cpu/helpers.h).
 #ifndef JAX_ASCEND_SILU_TESTS_KERNEL_THREAD_PARALLEL_H_
 #define JAX_ASCEND_SILU_TESTS_KERNEL_THREAD_PARALLEL_H_
 
