@@ -40,39 +40,68 @@ JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   return {q, V::Mul(rho, y)};
 }
 
+// A with the root expansion's value on the lanes within kNearRoot of x0.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F RootA(typename V::F x, typename V::F a) {
+  return V::Select(NearRootLanes<V>(x), NearRootA<V>(x), a);
+}
+
+// s'(x) = hi + lo for x in [kFastLow, kFastHigh), given E and A of x (or of
+// x clamped to that range, for lanes whose results are discarded): the one
+// float32 s'(x) of SiluGrad and of SwiGluGrad's dA, and what
+// benchmarks/exhaustive_accuracy.cc --proof measures, before the product
+// with grad_output, over every such x. Where no lane has |A| < kNearRootA no
+// lane is near the root, and QuotientF32(e, a) alone gives the same bits.
+template <class V>
+JAS_HOST_DEVICE inline Split<V> DerivativeF32(typename V::F x, ExpAndA<V> ea) {
+  return QuotientF32<V>(ea.e, RootA<V>(x, ea.a));
+}
+
 // grad_output * (hi + lo), rounded once.
 template <class V>
 JAS_HOST_DEVICE inline typename V::F TimesGrad(typename V::F go, Split<V> ds) {
   return V::Fma(go, ds.hi, V::Mul(go, ds.lo));
 }
 
-// grad_output * (hi + lo), the tiny lanes in double.
+// g * (hi + lo) in double, half h of a vector: hi + lo and the product each
+// round to double (2^-53 relative), and the caller's conversion to float32
+// is the one rounding that matters, gradual underflow and overflow
+// included. One product, so an infinite g gives an infinity of the right
+// sign whatever lo's sign.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F TimesGradTiny(typename V::F go, Split<V> ds, typename V::M tiny) {
+JAS_HOST_DEVICE inline typename V::D SplitTimesD(typename V::D g, Split<V> ds, int h) {
+  return V::MulD(g, V::AddD(V::Widen(ds.hi, h), V::Widen(ds.lo, h)));
+}
+
+// grad_output * (hi + lo), the `wide` lanes (tiny, huge, infinite or NaN
+// grad_output) in double.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesGradWide(typename V::F go, Split<V> ds, typename V::M wide) {
   typename V::D out[V::kHalves];
-  for (int h = 0; h < V::kHalves; ++h) {
-    const typename V::D g = V::Widen(go, h);
-    out[h] = V::FmaD(g, V::Widen(ds.hi, h), V::MulD(g, V::Widen(ds.lo, h)));
-  }
-  return V::Select(tiny, V::Narrow(out), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
+  for (int h = 0; h < V::kHalves; ++h) out[h] = SplitTimesD<V>(V::Widen(go, h), ds, h);
+  return V::Select(wide, V::Narrow(out), TimesGrad<V>(V::Select(wide, V::Set(1.0f), go), ds));
+}
+
+// Lanes whose grad_output * s'(x) finishes in double: 0 < |grad_output| <
+// kTinyGrad, |grad_output| > kHugeGrad, infinite or NaN. Takes |grad_output|.
+template <class V>
+JAS_HOST_DEVICE inline typename V::M WideGrad(typename V::F abs_go) {
+  return V::Or(TinyGrad<V>(abs_go), V::Nle(abs_go, V::Set(kHugeGrad)));
 }
 
 // The vectors with a lane near the root or off the fast path (rare in
-// practice): the fast path's formula for every lane, with A from the root
-// expansion where |x - x0| < kNearRoot, and the general path where it is needed.
+// practice): DerivativeF32 for every lane, times grad_output (in double for
+// the wide lanes), and the general path for x < kFastLow or NaN.
 template <class V>
 JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x) {
   using F = typename V::F;
-  const F abs_go = V::Abs(go);
-  const auto general = NeedsGeneralPath<V>(abs_go, x);
-  const auto tiny = TinyGrad<V>(abs_go);
+  const auto general = V::Nle(V::Set(kFastLow), x);
+  const auto wide = WideGrad<V>(V::Abs(go));
   // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
   const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
-  const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(xc);
-  const F a = V::Select(NearRootLanes<V>(x), NearRootA<V>(x), ea.a);
-  const Split<V> ds = QuotientF32<V>(ea.e, a);
-  F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
-  r = V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
+  const Split<V> ds = DerivativeF32<V>(x, ExpAndOnePlusXPlusExp<V>(xc));
+  F r = V::Any(wide) ? TimesGradWide<V>(go, ds, wide) : TimesGrad<V>(go, ds);
+  r = CanonicalNan<V>(V::Select(V::Lt(x, V::Set(kFastHigh)), r, go));
   if (!V::Any(general)) return r;
   typename V::D d[V::kHalves];
   GradDouble<V>(go, x, d);
@@ -84,6 +113,34 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
   const F at_neg_inf = V::Mul(go, V::Set(-0.0f));
   const F d32 = V::Select(V::Eq(x, V::Set(-__builtin_inff())), at_neg_inf, V::Narrow(d));
   return V::Select(general, CanonicalNan<V>(d32), r);
+}
+
+// s'(x) in double for kLanes float32 x, each shared by many grad_output
+// (the CPU's broadcast path multiplies each by it in double and rounds
+// once), written to out: DerivativeF32's hi + lo on the fast path, 1 from
+// kFastHigh on (grad_output passes unchanged, as in GradF32), the general
+// path's double below kFastLow and for NaN. The same s'(x) as GradF32's, so
+// benchmarks/exhaustive_accuracy.cc --proof covers this path too.
+template <class V>
+inline void DerivativeDoubleF32(typename V::F x, double* out) {
+  using F = typename V::F;
+  constexpr int kPerHalf = V::kLanes / V::kHalves;
+  const auto below_high = V::Lt(x, V::Set(kFastHigh));
+  const Split<V> ds = DerivativeF32<V>(x, ExpAndOnePlusXPlusExp<V>(V::Max(V::Min(x, V::Set(kFastHigh)),
+                                                                          V::Set(kFastLow))));
+  const Split<V> s = {V::Select(below_high, ds.hi, V::Set(1.0f)), V::Select(below_high, ds.lo, V::Set(0.0f))};
+  for (int h = 0; h < V::kHalves; ++h) V::StoreD(out + h * kPerHalf, SplitTimesD<V>(V::SetD(1.0), s, h));
+  if (!V::Any(V::Nle(V::Set(kFastLow), x))) return;
+  // Lane by lane: the vector types select floats, not doubles.
+  typename V::D d[V::kHalves];
+  GradDouble<V>(V::Set(1.0f), x, d);
+  double general[V::kLanes];
+  float xs[V::kLanes];
+  for (int h = 0; h < V::kHalves; ++h) V::StoreD(general + h * kPerHalf, d[h]);
+  V::Store(xs, x);
+  for (int i = 0; i < V::kLanes; ++i) {
+    if (!(xs[i] >= kFastLow)) out[i] = general[i];
+  }
 }
 
 // |A| below which a lane may be near the root: every lane with
@@ -107,7 +164,7 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typena
   if (V::Any(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)))) return GradF32Rare<V>(go, x);
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
   const auto tiny = TinyGrad<V>(abs_go);
-  const F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
+  const F r = V::Any(tiny) ? TimesGradWide<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
   return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 #else
   // E and A first, for every lane (off the fast path they are ordinary
@@ -116,13 +173,13 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typena
   // test and one branch: a vector loop then holds fewer values across
   // branches (AVX2 has 16 registers).
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
-  const auto rare = V::Or(NeedsGeneralPath<V>(abs_go, x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA)));
-  const auto tiny = TinyGrad<V>(abs_go);
+  const auto rare = V::Or(V::Nle(V::Set(kFastLow), x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA)));
+  const auto wide = WideGrad<V>(abs_go);
   const auto below_high = V::Lt(x, V::Set(kFastHigh));
-  if (V::Any(V::Or(rare, tiny))) {
+  if (V::Any(V::Or(rare, wide))) {
     if (V::Any(rare)) return GradF32Rare<V>(go, x);
     // Inline: with subnormal gradients every vector comes here.
-    return V::Select(below_high, TimesGradTiny<V>(go, QuotientF32<V>(ea.e, ea.a), tiny), go);
+    return CanonicalNan<V>(V::Select(below_high, TimesGradWide<V>(go, QuotientF32<V>(ea.e, ea.a), wide), go));
   }
   return V::Select(below_high, TimesGrad<V>(go, QuotientF32<V>(ea.e, ea.a)), go);
 #endif
