@@ -16,8 +16,9 @@
 // --grad proof bounds the error for every grad_output at once (the argument
 // is in exhaustive_proof.h): for every finite x it measures the relative
 // error of s'(x) as the kernel holds it before the product with grad_output
-// (kernel/common's DerivativeF32 on the fast path, GradDouble's double on
-// the general path), against a long double reference, and checks that the
+// (kernel/common's DerivativeF32 on the fast path, WideDerivativeD's double
+// for a huge grad_output or a broadcast x, GradDouble's double on the
+// general path), against a long double reference, and checks that the
 // kernel's output for grad_output = 1 is that value rounded (so the
 // measured value is the one the kernel uses). Exit status 1 when the bound
 // passes 4 ulp or an output differs. Not part of "all".
@@ -157,11 +158,13 @@ Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_s
 // --grad proof: the relative error of s'(x) before the product with
 // grad_output, by path, over x's bit patterns [begin, end).
 struct Proof {
-  jas::proof::RelTally fast, general, high;  // x in [-33, 24), [-250, -33), [24, inf)
+  // x in [-33, 24): the pair, and the double formula where the pair is not
+  // taken in its place (|A| >= kNearRootA); x in [-250, -33); x in [24, inf).
+  jas::proof::RelTally fast, wide, general, high;
   double below_clamp = 0.0;                  // largest |s'| the kernel holds for x < -250
   long long mismatches = 0;                  // kernel outputs for grad_output = 1 that are not the value rounded
   void Merge(const Proof& o) {
-    fast.Merge(o.fast), general.Merge(o.general), high.Merge(o.high);
+    fast.Merge(o.fast), wide.Merge(o.wide), general.Merge(o.general), high.Merge(o.high);
     below_clamp = std::max(below_clamp, o.below_clamp);
     mismatches += o.mismatches;
   }
@@ -188,8 +191,14 @@ Proof CheckProof(jas::Isa isa, uint64_t begin, uint64_t end, int worker, int wor
         p.high.Add(xi, 1.0L, jas::proof::SiluDerivativeLong(xi));
         rounded = 1.0f;
       } else if (xi >= math::kFastLow) {
-        const math::Split<V> ds = math::DerivativeF32<V>(xi, math::ExpAndOnePlusXPlusExp<V>(xi));
-        p.fast.AddPair(xi, ds.hi, ds.lo, jas::proof::SiluDerivativeLong(xi));
+        const math::ExpTerms<V> terms = math::ExpTermsOf<V>(xi);
+        const math::ExpAndA<V> ea = math::ExpAndAFrom<V>(xi, terms);
+        const math::Split<V> ds = math::DerivativeF32<V>(xi, ea);
+        const long double exact = jas::proof::SiluDerivativeLong(xi);
+        p.fast.AddPair(xi, ds.hi, ds.lo, exact);
+        if (!(std::fabs(ea.a) < math::kNearRootA)) {
+          p.wide.Add(xi, math::WideDerivativeD<V>(xi, math::WideSeed<V>(terms), terms, 0), exact);
+        }
         rounded = math::TimesGrad<V>(1.0f, ds);
       } else {
         double d;
@@ -238,6 +247,7 @@ bool RunProof(jas::Isa isa, int threads, uint64_t begin, uint64_t end) {
   std::printf("proof: s'(x) before the product with grad_output, every finite x in [0x%llx, 0x%llx); %.1f s\n",
               static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), seconds);
   total.fast.Print("fast path, -33 <= x < 24", fast_extra);
+  total.wide.Print("huge g, broadcast, |1+x+e^x| >= 2^-8", double_extra);
   total.general.Print("general path, -250 <= x < -33", double_extra);
   total.high.Print("x >= 24 (grad_output itself)", 0.0);
   // Below -250 the exact |g*s'(x)| < 2^128 * 250 e^-250 < 2^-224 rounds to
@@ -246,7 +256,8 @@ bool RunProof(jas::Isa isa, int threads, uint64_t begin, uint64_t end) {
   const bool clamp_ok = total.below_clamp * 0x1p128 < 0x1p-150;
   std::printf("  x < -250: largest |value| %.3g, times 2^128 %s 2^-150\n", total.below_clamp,
               clamp_ok ? "below" : "NOT below");
-  const double bound = std::max({total.fast.Bound(fast_extra), total.general.Bound(double_extra), total.high.Bound(0.0)});
+  const double bound = std::max({total.fast.Bound(fast_extra), total.wide.Bound(double_extra),
+                                 total.general.Bound(double_extra), total.high.Bound(0.0)});
   std::printf("  bound over every grad_output: %.4f ulp; outputs for grad_output = 1 not the value rounded: %lld\n",
               bound, static_cast<long long>(total.mismatches));
   std::fflush(stdout);

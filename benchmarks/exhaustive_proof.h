@@ -18,7 +18,11 @@
 //     e * 2^24 + 1 where z lies just below a power of two and y just above,
 //     whose spacing is twice z's: a value of f puts z there for every x
 //     (the bound of 2^24 e + 0.5 alone does not hold);
-//   - subnormal results (spacing 2^-149 below 2^-126): |e| * 2^23 + 0.5;
+//   - subnormal results (spacing 2^-149 below 2^-126): |e| * 2^23 + 0.5,
+//     and |e| * |z| * 2^149 + 0.5 where even the largest factor (|f| below
+//     2^F) keeps z below 2^-126: Add scales such an x's error by
+//     2^(F + 125) * |exact| < 1 (where s'(x) is below 2^-278, the general
+//     path's E loses its bits, and every result rounds to a zero);
 //   - overflow: y rounds to inf from 2^128 - 2^103 on, so z then lies
 //     within e * 2^24 - 0.5 ulp of the largest float; counted as 2^128 (the
 //     value IEEE rounds to before it overflows), inf is within e * 2^24 + 0.5
@@ -70,10 +74,12 @@ struct RelTally {
   double over = 0.0, under = 0.0, lo_ratio = 0.0;
   float x_over = 0.0f, x_under = 0.0f;
   long long count = 0;
-  void Add(float x, long double value, long double exact) {
+  // factor_log2: F, the operand factor's magnitude bound 2^F.
+  void Add(float x, long double value, long double exact, int factor_log2 = 128) {
     ++count;
     if (exact == 0) return;  // no finite float x is a root of s' or of silu but 0, where value is 0 too
-    const double e = static_cast<double>((value - exact) / exact) * 0x1p24;
+    const long double reach = ldexpl(fabsl(exact), factor_log2 + 125);
+    const double e = static_cast<double>((value - exact) / exact * (reach < 1 ? reach : 1)) * 0x1p24;
     if (e > over) over = e, x_over = x;
     if (-e > under) under = -e, x_under = x;
   }

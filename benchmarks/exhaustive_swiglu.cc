@@ -192,12 +192,13 @@ Tally CheckHalf(DataType type, int worker, int workers, std::atomic<bool>& faile
 struct Proof {
   // dA: the fast (and wide) path's pair for A in [-33, 24), the general
   // path for A in [-300, -33), g*B itself from 24 on; dB likewise, with the
-  // wide path's double for A in [-33, 24) and g*A from 24 on.
-  jas::proof::RelTally da_fast, da_general, da_high, db_fast, db_wide, db_general, db_high;
+  // wide path's double for A in [-33, 24) and g*A from 24 on; dA's wide path
+  // takes the double formula where |A| >= kNearRootA, the pair elsewhere.
+  jas::proof::RelTally da_fast, da_wide, da_general, da_high, db_fast, db_wide, db_general, db_high;
   double below_lowest_da = 0.0, below_lowest_db = 0.0;  // largest |value| for A < -300
   long long mismatches = 0;
   void Merge(const Proof& o) {
-    da_fast.Merge(o.da_fast), da_general.Merge(o.da_general), da_high.Merge(o.da_high);
+    da_fast.Merge(o.da_fast), da_wide.Merge(o.da_wide), da_general.Merge(o.da_general), da_high.Merge(o.da_high);
     db_fast.Merge(o.db_fast), db_wide.Merge(o.db_wide), db_general.Merge(o.db_general), db_high.Merge(o.db_high);
     below_lowest_da = std::max(below_lowest_da, o.below_lowest_da);
     below_lowest_db = std::max(below_lowest_db, o.below_lowest_db);
@@ -232,9 +233,12 @@ Proof CheckProof(uint64_t begin, uint64_t end, int worker, int workers, std::ato
         const math::ExpAndA<V> ea = math::ExpAndAFrom<V>(x, terms);
         const math::Split<V> ds = math::DerivativeF32<V>(x, ea);
         const math::Split<V> silu = math::SiluOfF32<V>(x, terms, ea);
-        const double wide_db = math::WideSiluTimesD<V>(1.0, x, math::WideSiluSeed<V>(terms), terms, 0);
-        const long double exact_db = SiluLong(x);
-        p.da_fast.AddPair(x, ds.hi, ds.lo, SiluDerivativeLong(x));
+        const double wide_db = math::WideSiluTimesD<V>(1.0, x, math::WideSeed<V>(terms), terms, 0);
+        const long double exact_da = SiluDerivativeLong(x), exact_db = SiluLong(x);
+        p.da_fast.AddPair(x, ds.hi, ds.lo, exact_da);
+        if (!(std::fabs(ea.a) < math::kNearRootA)) {
+          p.da_wide.Add(x, math::WideDerivativeD<V>(x, math::WideSeed<V>(terms), terms, 0), exact_da);
+        }
         p.db_fast.AddPair(x, silu.hi, silu.lo, exact_db);
         p.db_wide.Add(x, wide_db, exact_db);
         ra = math::TimesPair<V>(1.0f, 0.0f, ds);
@@ -245,7 +249,7 @@ Proof CheckProof(uint64_t begin, uint64_t end, int worker, int workers, std::ato
         const math::SwiGluGeneralD<V> d = math::SwiGluGeneralDouble<V>(1.0f, x, 1.0f);
         const double vda = d.low ? d.da_low[0] : d.da[0], vdb = d.low ? d.db_low[0] : d.db[0];
         if (x >= math::kSwiGluLowest) {
-          p.da_general.Add(x, vda, SiluDerivativeLong(x));
+          p.da_general.Add(x, vda, SiluDerivativeLong(x), 256);  // |g*B| < 2^256
           p.db_general.Add(x, vdb, SiluLong(x));
         } else {
           p.below_lowest_da = std::max(p.below_lowest_da, std::fabs(vda));
@@ -292,7 +296,8 @@ bool RunProof(int threads, uint64_t begin, uint64_t end) {
   const double double_extra = 0x1p-27;
   std::printf("proof: s'(A) and silu(A) before the products, every finite A in [0x%llx, 0x%llx); %.1f s\n",
               static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), seconds);
-  t.da_fast.Print("dA fast and wide, -33 <= A < 24", da_extra);
+  t.da_fast.Print("dA fast, -33 <= A < 24", da_extra);
+  t.da_wide.Print("dA wide, |1 + A + e^A| >= 2^-8", double_extra);
   t.da_general.Print("dA general, -300 <= A < -33", double_extra);
   t.da_high.Print("dA = g*B, A >= 24", 0.0);
   t.db_fast.Print("dB fast, -33 <= A < 24", db_extra);
@@ -306,7 +311,8 @@ bool RunProof(int threads, uint64_t begin, uint64_t end) {
   std::printf("  A < -300: largest |dA value| %.3g, |dB value| %.3g: scaled by 2^256 and 2^128 %s 2^-150\n",
               t.below_lowest_da, t.below_lowest_db, lowest_ok ? "below" : "NOT below");
   const double bound_da =
-      std::max({t.da_fast.Bound(da_extra), t.da_general.Bound(double_extra), t.da_high.Bound(0.0)});
+      std::max({t.da_fast.Bound(da_extra), t.da_wide.Bound(double_extra), t.da_general.Bound(double_extra),
+                t.da_high.Bound(0.0)});
   const double bound_db = std::max({t.db_fast.Bound(db_extra), t.db_wide.Bound(double_extra),
                                     t.db_general.Bound(double_extra), t.db_high.Bound(0.0)});
   std::printf("  bound over every (g, B): dA %.4f ulp, dB %.4f ulp; outputs for g = B = 1 not the values rounded: "

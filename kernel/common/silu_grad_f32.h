@@ -3,6 +3,8 @@
 #ifndef JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_F32_H_
 #define JAX_ASCEND_SILU_KERNEL_COMMON_SILU_GRAD_F32_H_
 
+#include <cmath>
+
 #include "common/silu_grad_fast.h"
 #include "common/silu_grad_general.h"
 
@@ -40,6 +42,12 @@ JAS_HOST_DEVICE inline Split<V> QuotientF32(typename V::F e, typename V::F a) {
   return {q, V::Mul(rho, y)};
 }
 
+// |A| below which a lane may be near the root: every lane with
+// |x - x0| < kNearRoot has |A| < 1.28 * kNearRoot * 1.01 < kNearRootA, so
+// the fast path, which tests A (computed anyway) instead of x, hands all of
+// them to GradF32Rare; the few others it hands over get the same result there.
+inline constexpr float kNearRootA = 0x1p-8f;
+
 // A with the root expansion's value on the lanes within kNearRoot of x0.
 template <class V>
 JAS_HOST_DEVICE inline typename V::F RootA(typename V::F x, typename V::F a) {
@@ -73,34 +81,77 @@ JAS_HOST_DEVICE inline typename V::D SplitTimesD(typename V::D g, Split<V> ds, i
   return V::MulD(g, V::AddD(V::Widen(ds.hi, h), V::Widen(ds.lo, h)));
 }
 
-// grad_output * (hi + lo), the `wide` lanes (tiny, huge, infinite or NaN
-// grad_output) in double.
+// grad_output * (hi + lo), the `tiny` lanes in double.
 template <class V>
-JAS_HOST_DEVICE inline typename V::F TimesGradWide(typename V::F go, Split<V> ds, typename V::M wide) {
+JAS_HOST_DEVICE inline typename V::F TimesGradTiny(typename V::F go, Split<V> ds, typename V::M tiny) {
   typename V::D out[V::kHalves];
   for (int h = 0; h < V::kHalves; ++h) out[h] = SplitTimesD<V>(V::Widen(go, h), ds, h);
-  return V::Select(wide, V::Narrow(out), TimesGrad<V>(V::Select(wide, V::Set(1.0f), go), ds));
+  return V::Select(tiny, V::Narrow(out), TimesGrad<V>(V::Select(tiny, V::Set(1.0f), go), ds));
 }
 
-// Lanes whose grad_output * s'(x) finishes in double: 0 < |grad_output| <
-// kTinyGrad, |grad_output| > kHugeGrad, infinite or NaN. Takes |grad_output|.
+// The float32 seed of 1 / (1 + E), E = ts + ts*em1, for the double formulas.
 template <class V>
-JAS_HOST_DEVICE inline typename V::M WideGrad(typename V::F abs_go) {
-  return V::Or(TinyGrad<V>(abs_go), V::Nle(abs_go, V::Set(kHugeGrad)));
+JAS_HOST_DEVICE inline typename V::F WideSeed(ExpTerms<V> terms) {
+  const typename V::F one = V::Set(1.0f);
+  return V::Div(one, V::Add(one, V::Fma(terms.ts, terms.em1, terms.ts)));
+}
+
+// s'(x) in double, half h, from the fast path's E = ts + ts*em1 (exact
+// pieces, em1 within 2^-33 of e^r - 1): s' = (E*(1 + x) + E*E) / (1 + E)^2,
+// 1/(1 + E) the seed y refined by one Newton step. About 2^-33 of relative
+// error, more where 1 + x + E cancels: lanes with |A| < kNearRootA take
+// DerivativeF32's pair instead (TimesDerivativeWide).
+template <class V>
+JAS_HOST_DEVICE inline typename V::D WideDerivativeD(typename V::F x, typename V::F y, ExpTerms<V> terms, int h) {
+  using D = typename V::D;
+  const D done = V::SetD(1.0);
+  const D ts = V::Widen(terms.ts, h);
+  const D e = V::FmaD(ts, V::Widen(terms.em1, h), ts);
+  const D w = V::Widen(y, h);
+  const D inv = V::FmaD(w, V::FmaD(V::NegD(V::AddD(done, e)), w, done), w);
+  return V::MulD(V::MulD(V::FmaD(e, V::AddD(done, V::Widen(x, h)), V::MulD(e, e)), inv), inv);
+}
+
+// f * s'(x) rounded once from double (f as V::kHalves doubles), for the
+// lanes whose product may come near float32's overflow threshold: whether it
+// rounds to the largest float or to inf depends on s'(x) to far more than
+// float32 precision, which WideDerivativeD has but near the root; there
+// (|A| < kNearRootA, where |s'(x)| < 2^-8) DerivativeF32's pair. x in
+// [kFastLow, kFastHigh]; terms, ea and ds are x's.
+template <class V>
+JAS_HOST_DEVICE inline typename V::F TimesDerivativeWide(const typename V::D* f, typename V::F x, ExpTerms<V> terms,
+                                                         ExpAndA<V> ea, Split<V> ds) {
+  const typename V::F y = WideSeed<V>(terms);
+  typename V::D pair[V::kHalves], formula[V::kHalves];
+  for (int h = 0; h < V::kHalves; ++h) {
+    pair[h] = SplitTimesD<V>(f[h], ds, h);
+    formula[h] = V::MulD(f[h], WideDerivativeD<V>(x, y, terms, h));
+  }
+  return V::Select(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)), V::Narrow(pair), V::Narrow(formula));
 }
 
 // The vectors with a lane near the root or off the fast path (rare in
 // practice): DerivativeF32 for every lane, times grad_output (in double for
-// the wide lanes), and the general path for x < kFastLow or NaN.
+// tiny grad_output; TimesDerivativeWide for huge, infinite or NaN ones), and
+// the general path for x < kFastLow or NaN.
 template <class V>
 JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typename V::F x) {
   using F = typename V::F;
+  const F abs_go = V::Abs(go);
   const auto general = V::Nle(V::Set(kFastLow), x);
-  const auto wide = WideGrad<V>(V::Abs(go));
+  const auto tiny = TinyGrad<V>(abs_go);
+  const auto huge = V::Nle(abs_go, V::Set(kHugeGrad));
   // Clamped so that lanes off the fast path compute (discarded) ordinary numbers.
   const F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
-  const Split<V> ds = DerivativeF32<V>(x, ExpAndOnePlusXPlusExp<V>(xc));
-  F r = V::Any(wide) ? TimesGradWide<V>(go, ds, wide) : TimesGrad<V>(go, ds);
+  const ExpTerms<V> terms = ExpTermsOf<V>(xc);
+  const ExpAndA<V> ea = ExpAndAFrom<V>(xc, terms);
+  const Split<V> ds = DerivativeF32<V>(x, ea);
+  F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
+  if (V::Any(huge)) {
+    typename V::D gd[V::kHalves];
+    for (int h = 0; h < V::kHalves; ++h) gd[h] = V::Widen(go, h);
+    r = V::Select(huge, TimesDerivativeWide<V>(gd, xc, terms, ea, ds), r);
+  }
   r = CanonicalNan<V>(V::Select(V::Lt(x, V::Set(kFastHigh)), r, go));
   if (!V::Any(general)) return r;
   typename V::D d[V::kHalves];
@@ -117,37 +168,39 @@ JAS_HOST_DEVICE JAS_NOINLINE typename V::F GradF32Rare(typename V::F go, typenam
 
 // s'(x) in double for kLanes float32 x, each shared by many grad_output
 // (the CPU's broadcast path multiplies each by it in double and rounds
-// once), written to out: DerivativeF32's hi + lo on the fast path, 1 from
-// kFastHigh on (grad_output passes unchanged, as in GradF32), the general
-// path's double below kFastLow and for NaN. The same s'(x) as GradF32's, so
-// benchmarks/exhaustive_accuracy.cc --proof covers this path too.
+// once), written to out: what GradF32 takes for a huge grad_output, so that
+// one s'(x) serves every grad_output: WideDerivativeD, DerivativeF32's
+// hi + lo where |A| < kNearRootA, 1 from kFastHigh on (grad_output passes
+// unchanged), the general path's double below kFastLow and for NaN.
 template <class V>
 inline void DerivativeDoubleF32(typename V::F x, double* out) {
-  using F = typename V::F;
-  constexpr int kPerHalf = V::kLanes / V::kHalves;
-  const auto below_high = V::Lt(x, V::Set(kFastHigh));
-  const Split<V> ds = DerivativeF32<V>(x, ExpAndOnePlusXPlusExp<V>(V::Max(V::Min(x, V::Set(kFastHigh)),
-                                                                          V::Set(kFastLow))));
-  const Split<V> s = {V::Select(below_high, ds.hi, V::Set(1.0f)), V::Select(below_high, ds.lo, V::Set(0.0f))};
-  for (int h = 0; h < V::kHalves; ++h) V::StoreD(out + h * kPerHalf, SplitTimesD<V>(V::SetD(1.0), s, h));
-  if (!V::Any(V::Nle(V::Set(kFastLow), x))) return;
+  constexpr int kL = V::kLanes, kPerHalf = V::kLanes / V::kHalves;
+  const typename V::F xc = V::Max(V::Min(x, V::Set(kFastHigh)), V::Set(kFastLow));
+  const ExpTerms<V> terms = ExpTermsOf<V>(xc);
+  const ExpAndA<V> ea = ExpAndAFrom<V>(xc, terms);
+  const Split<V> ds = DerivativeF32<V>(x, ea);
+  const typename V::F y = WideSeed<V>(terms);
   // Lane by lane: the vector types select floats, not doubles.
-  typename V::D d[V::kHalves];
-  GradDouble<V>(V::Set(1.0f), x, d);
-  double general[V::kLanes];
-  float xs[V::kLanes];
-  for (int h = 0; h < V::kHalves; ++h) V::StoreD(general + h * kPerHalf, d[h]);
+  double pair[kL], formula[kL], general[kL] = {};
+  float xs[kL], a[kL];
+  for (int h = 0; h < V::kHalves; ++h) {
+    V::StoreD(pair + h * kPerHalf, SplitTimesD<V>(V::SetD(1.0), ds, h));
+    V::StoreD(formula + h * kPerHalf, WideDerivativeD<V>(xc, y, terms, h));
+  }
+  if (V::Any(V::Nle(V::Set(kFastLow), x))) {
+    typename V::D d[V::kHalves];
+    GradDouble<V>(V::Set(1.0f), x, d);
+    for (int h = 0; h < V::kHalves; ++h) V::StoreD(general + h * kPerHalf, d[h]);
+  }
   V::Store(xs, x);
-  for (int i = 0; i < V::kLanes; ++i) {
-    if (!(xs[i] >= kFastLow)) out[i] = general[i];
+  V::Store(a, ea.a);
+  for (int i = 0; i < kL; ++i) {
+    out[i] = !(xs[i] >= kFastLow)           ? general[i]
+             : xs[i] >= kFastHigh           ? 1.0
+             : std::fabs(a[i]) < kNearRootA ? pair[i]
+                                            : formula[i];
   }
 }
-
-// |A| below which a lane may be near the root: every lane with
-// |x - x0| < kNearRoot has |A| < 1.28 * kNearRoot * 1.01 < kNearRootA, so
-// the fast path, which tests A (computed anyway) instead of x, hands all of
-// them to GradF32Rare; the few others it hands over get the same result there.
-inline constexpr float kNearRootA = 0x1p-8f;
 
 // grad_output * s'(x) for float32 results; x >= kFastHigh (+inf included)
 // gives grad_output exactly.
@@ -164,7 +217,7 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typena
   if (V::Any(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)))) return GradF32Rare<V>(go, x);
   const Split<V> ds = QuotientF32<V>(ea.e, ea.a);
   const auto tiny = TinyGrad<V>(abs_go);
-  const F r = V::Any(tiny) ? TimesGradWide<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
+  const F r = V::Any(tiny) ? TimesGradTiny<V>(go, ds, tiny) : TimesGrad<V>(go, ds);
   return V::Select(V::Lt(x, V::Set(kFastHigh)), r, go);
 #else
   // E and A first, for every lane (off the fast path they are ordinary
@@ -173,13 +226,13 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F GradF32(typename V::F go, typena
   // test and one branch: a vector loop then holds fewer values across
   // branches (AVX2 has 16 registers).
   const ExpAndA<V> ea = ExpAndOnePlusXPlusExp<V>(x);
-  const auto rare = V::Or(V::Nle(V::Set(kFastLow), x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA)));
-  const auto wide = WideGrad<V>(abs_go);
+  const auto rare = V::Or(NeedsGeneralPath<V>(abs_go, x), V::Lt(V::Abs(ea.a), V::Set(kNearRootA)));
+  const auto tiny = TinyGrad<V>(abs_go);
   const auto below_high = V::Lt(x, V::Set(kFastHigh));
-  if (V::Any(V::Or(rare, wide))) {
+  if (V::Any(V::Or(rare, tiny))) {
     if (V::Any(rare)) return GradF32Rare<V>(go, x);
     // Inline: with subnormal gradients every vector comes here.
-    return CanonicalNan<V>(V::Select(below_high, TimesGradWide<V>(go, QuotientF32<V>(ea.e, ea.a), wide), go));
+    return V::Select(below_high, TimesGradTiny<V>(go, QuotientF32<V>(ea.e, ea.a), tiny), go);
   }
   return V::Select(below_high, TimesGrad<V>(go, QuotientF32<V>(ea.e, ea.a)), go);
 #endif

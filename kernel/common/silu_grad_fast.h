@@ -13,8 +13,9 @@ namespace jas::math {
 
 // The fast path covers x in [kFastLow, kFastHigh) (x >= kFastHigh gives
 // grad_output exactly) for every grad_output: tiny, huge, infinite or NaN
-// ones finish the product in double (kTinyGrad, kHugeGrad); x < kFastLow
-// and NaN x take the general path.
+// ones finish the product in double (kTinyGrad, kHugeGrad, in
+// silu_grad_f32.h's GradF32Rare); x < kFastLow and NaN x take the general
+// path.
 // One formula for both signs, with E = e^x and A = 1 + x + E:
 //   s'(x) = E*A / (1 + E)^2.
 // E comes from a 32-entry table and a short polynomial:
@@ -173,8 +174,9 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
 }
 
 // |grad_output| above which g*s'(x) (s' < 1.1) can come near float32's
-// overflow threshold: such lanes form g*(hi + lo) in double, so that the
-// conversion to float32 is the one rounding and decides the overflow.
+// overflow threshold: whether it rounds to the largest float or to inf then
+// depends on s'(x) to far more than float32 precision, so such lanes take
+// s'(x) in double (TimesDerivativeWide).
 inline constexpr float kHugeGrad = 0x1p127f;
 
 // Lanes the fast path hands to GradF32Rare whatever their A: x < kFastLow

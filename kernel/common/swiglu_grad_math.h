@@ -159,35 +159,28 @@ JAS_HOST_DEVICE inline typename V::D WideSiluTimesD(typename V::D gd, typename V
   return V::MulD(gd, V::MulD(V::MulD(ad, e), inv));
 }
 
-// The float32 seed of 1 / (1 + E) for WideSiluTimesD.
-template <class V>
-JAS_HOST_DEVICE inline typename V::F WideSiluSeed(ExpTerms<V> terms) {
-  const typename V::F one = V::Set(1.0f);
-  return V::Div(one, V::Add(one, V::Fma(terms.ts, terms.em1, terms.ts)));
-}
-
 // Lanes with A on the fast path (at or above kFastLow) whose g, B or g*B is
 // huge, tiny, infinite or NaN, or whose A is tiny: g*B exact in double
-// times the fast path's s'(A) = hi + lo (the dA of every other lane too),
-// and dB from WideSiluTimesD, each rounded once from double, so products
-// near float32's overflow threshold or in its subnormal range take the one
-// rounding. From kFastHigh on, dA = g*B and dB = g*A, as on the fast path.
+// times s'(A) from TimesDerivativeWide (SiluGrad's for a huge
+// grad_output), and dB from WideSiluTimesD, each rounded once from double,
+// so products near float32's overflow threshold or in its subnormal range
+// take the one rounding. From kFastHigh on, dA = g*B and dB = g*A, as on
+// the fast path.
 template <class V>
 JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluWide(typename V::F g, typename V::F a, typename V::F b,
-                                                      ExpTerms<V> terms, Split<V> ds) {
+                                                      ExpTerms<V> terms, ExpAndA<V> ea, Split<V> ds) {
   using F = typename V::F;
   using D = typename V::D;
-  const F y = WideSiluSeed<V>(terms);
-  D da[V::kHalves], db[V::kHalves], gb[V::kHalves], ga[V::kHalves];
+  const F y = WideSeed<V>(terms);
+  D db[V::kHalves], gb[V::kHalves], ga[V::kHalves];
   for (int h = 0; h < V::kHalves; ++h) {
     const D gd = V::Widen(g, h);
     gb[h] = V::MulD(gd, V::Widen(b, h));
     ga[h] = V::MulD(gd, V::Widen(a, h));
-    da[h] = SplitTimesD<V>(gb[h], ds, h);
     db[h] = WideSiluTimesD<V>(gd, a, y, terms, h);
   }
   const auto below_high = V::Lt(a, V::Set(kFastHigh));
-  return {CanonicalNan<V>(V::Select(below_high, V::Narrow(da), V::Narrow(gb))),
+  return {CanonicalNan<V>(V::Select(below_high, TimesDerivativeWide<V>(gb, a, terms, ea, ds), V::Narrow(gb))),
           CanonicalNan<V>(V::Select(below_high, V::Narrow(db), V::Narrow(ga)))};
 }
 
@@ -224,7 +217,7 @@ JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluGradRare(typename V::F g, typen
   F db = fast.db;
   const auto wide = SwiGluWideLanes<V>(g, a, b, gbh);
   if (V::Any(wide)) {
-    const SwiGluPair<V> w = SwiGluWide<V>(g, a, b, terms, ds);
+    const SwiGluPair<V> w = SwiGluWide<V>(g, a, b, terms, ea, ds);
     da = V::Select(wide, w.da, da);
     db = V::Select(wide, w.db, db);
   }
