@@ -239,12 +239,12 @@ Proof CheckProof(uint64_t begin, uint64_t end, int worker, int workers, std::ato
         if (!(std::fabs(ea.a) < math::kNearRootA)) {
           p.da_wide.Add(x, math::WideDerivativeD<V>(x, math::WideSeed<V>(terms), terms, 0), exact_da);
         }
-        p.db_fast.AddPair(x, silu.hi, silu.lo, exact_db);
+        // A tiny but not zero takes the wide path for every (g, B).
+        const bool tiny_a = std::fabs(x) < math::kSwiGluTinyA && x != 0.0f;
+        if (!tiny_a) p.db_fast.AddPair(x, silu.hi, silu.lo, exact_db);
         p.db_wide.Add(x, wide_db, exact_db);
         ra = math::TimesPair<V>(1.0f, 0.0f, ds);
-        // A tiny but not zero takes the wide path.
-        rb = std::fabs(x) < math::kSwiGluTinyA && x != 0.0f ? static_cast<float>(wide_db)
-                                                             : math::TimesGrad<V>(1.0f, silu);
+        rb = tiny_a ? static_cast<float>(wide_db) : math::TimesGrad<V>(1.0f, silu);
       } else {
         const math::SwiGluGeneralD<V> d = math::SwiGluGeneralDouble<V>(1.0f, x, 1.0f);
         const double vda = d.low ? d.da_low[0] : d.da[0], vdb = d.low ? d.db_low[0] : d.db[0];
