@@ -146,7 +146,7 @@ JAS_HOST_DEVICE JAS_ALWAYS_INLINE typename V::F TimesPair(typename V::F gbh, typ
 // dB of SwiGluWide in double, before its rounding to float32: silu(A) =
 // A*E / (1 + E) from the fast path's E = ts + ts*em1 (exact pieces, em1
 // within 2^-33 of e^r - 1), about 2^-33 of relative error; the reciprocal
-// is a float32 seed refined by one Newton step. From kFastHigh on, g*A.
+// is WideSeed's float32 seed refined by one Newton step.
 template <class V>
 JAS_HOST_DEVICE inline typename V::D WideSiluTimesD(typename V::D gd, typename V::F a, typename V::F y,
                                                     ExpTerms<V> terms, int h) {
