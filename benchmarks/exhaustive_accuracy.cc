@@ -20,8 +20,9 @@
 // for a huge grad_output or a broadcast x, GradDouble's double on the
 // general path), against a long double reference, and checks that the
 // kernel's output for grad_output = 1 is that value rounded (so the
-// measured value is the one the kernel uses). Exit status 1 when the bound
-// passes 4 ulp or an output differs. Not part of "all".
+// measured value is the one the kernel uses), and that the broadcast path's
+// s'(x) (DerivativeDoubleF32) is the value measured. Exit status 1 when the
+// bound passes 4 ulp or a value differs. Not part of "all".
 // --stride S checks every S-th bit pattern (a quick look); --begin and --end
 // (hexadecimal float32 bit patterns, end excluded) check one range only. Exit status 1 when
 // any result is beyond the float32 bound (4 ulp) or wrongly NaN/inf.
@@ -163,10 +164,12 @@ struct Proof {
   jas::proof::RelTally fast, wide, general, high;
   double below_clamp = 0.0;                  // largest |s'| the kernel holds for x < -250
   long long mismatches = 0;                  // kernel outputs for grad_output = 1 that are not the value rounded
+  long long broadcast_mismatches = 0;        // DerivativeDoubleF32 values that are not the value measured
   void Merge(const Proof& o) {
     fast.Merge(o.fast), wide.Merge(o.wide), general.Merge(o.general), high.Merge(o.high);
     below_clamp = std::max(below_clamp, o.below_clamp);
     mismatches += o.mismatches;
+    broadcast_mismatches += o.broadcast_mismatches;
   }
 };
 
@@ -186,18 +189,24 @@ Proof CheckProof(jas::Isa isa, uint64_t begin, uint64_t end, int worker, int wor
       const float xi = x[i];
       if (!std::isfinite(xi)) continue;  // the other modes check inf and NaN
       float rounded;
+      double broadcast;  // the broadcast path's s'(x), which must be the value measured
+      math::DerivativeDoubleF32<V>(xi, &broadcast);
+      double measured;
       if (xi >= math::kFastHigh) {
         // grad_output passes unrounded: the value is 1.
         p.high.Add(xi, 1.0L, jas::proof::SiluDerivativeLong(xi));
         rounded = 1.0f;
+        measured = 1.0;
       } else if (xi >= math::kFastLow) {
         const math::ExpTerms<V> terms = math::ExpTermsOf<V>(xi);
         const math::ExpAndA<V> ea = math::ExpAndAFrom<V>(xi, terms);
         const math::Split<V> ds = math::DerivativeF32<V>(xi, ea);
         const long double exact = jas::proof::SiluDerivativeLong(xi);
         p.fast.AddPair(xi, ds.hi, ds.lo, exact);
+        measured = static_cast<double>(ds.hi) + ds.lo;
         if (!(std::fabs(ea.a) < math::kNearRootA)) {
-          p.wide.Add(xi, math::WideDerivativeD<V>(xi, math::WideSeed<V>(terms), terms, 0), exact);
+          measured = math::WideDerivativeD<V>(xi, math::WideSeed<V>(terms), terms, 0);
+          p.wide.Add(xi, measured, exact);
         }
         rounded = math::TimesGrad<V>(1.0f, ds);
       } else {
@@ -209,6 +218,10 @@ Proof CheckProof(jas::Isa isa, uint64_t begin, uint64_t end, int worker, int wor
           p.below_clamp = std::max(p.below_clamp, std::fabs(d));
         }
         rounded = static_cast<float>(d);
+        measured = d;
+      }
+      if (broadcast != measured && p.broadcast_mismatches++ < 4) {
+        std::printf("  broadcast s'(x) %.17g at x=%.9g is not the value measured (%.17g)\n", broadcast, xi, measured);
       }
       if (jas::half::Bits(rounded) != jas::half::Bits(out[i])) {
         if (p.mismatches++ < 4) {
@@ -258,10 +271,11 @@ bool RunProof(jas::Isa isa, int threads, uint64_t begin, uint64_t end) {
               clamp_ok ? "below" : "NOT below");
   const double bound = std::max({total.fast.Bound(fast_extra), total.wide.Bound(double_extra),
                                  total.general.Bound(double_extra), total.high.Bound(0.0)});
-  std::printf("  bound over every grad_output: %.4f ulp; outputs for grad_output = 1 not the value rounded: %lld\n",
-              bound, static_cast<long long>(total.mismatches));
+  std::printf("  bound over every grad_output: %.4f ulp; outputs for grad_output = 1 not the value rounded: %lld; "
+              "broadcast s'(x) not the value measured: %lld\n",
+              bound, static_cast<long long>(total.mismatches), static_cast<long long>(total.broadcast_mismatches));
   std::fflush(stdout);
-  return bound <= 4.0 && clamp_ok && total.mismatches == 0;
+  return bound <= 4.0 && clamp_ok && total.mismatches == 0 && total.broadcast_mismatches == 0;
 }
 
 }  // namespace
