@@ -167,7 +167,7 @@ def test_float32_worst_inputs_with_many_grad_outputs(path):
     # little: the 64 x with the largest errors at g = 1, from the window around the root and the ranges where
     # benchmarks/exhaustive_accuracy.cc --grad proof finds s'(x) farthest off before rounding (x ~ 15.25, -9.56),
     # each against 4096 random g, as a (4096, 64) array with x per column or x broadcast along the rows.
-    root = -1.2784645427610738
+    root = reference.X0_HI
     x = np.concatenate([_float32_range(root + 0.02, root - 0.02), _float32_range(15.2, 15.3),
                         _float32_range(-9.5, -9.6)])
     ones = np.ones_like(x)
