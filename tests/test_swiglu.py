@@ -284,6 +284,16 @@ def test_swiglu_grad_worst_near_root_inputs_with_many_factors():
     _assert_ulp(d_up, exact_up, np.float32)
 
 
+def test_swiglu_grad_from_a_24_on_is_g_times_b_and_g_times_a():
+    # s'(A) and sigma(A) are within 2^-30 of 1 from A = 24 on, where the fast path's pieces of e^A are no
+    # numbers to test (one A in [182, 184) once took the near-root path on their account).
+    a = np.arange(*np.array([182.0, 184.0], np.float32).view(np.uint32), dtype=np.uint32).view(np.float32)
+    g, b = np.full_like(a, 0.75), np.full_like(a, -3.0)
+    d_gate, d_up = jas.silu_mul_grad(g, a, b)
+    np.testing.assert_array_equal(np.asarray(d_gate), g * b)
+    np.testing.assert_array_equal(np.asarray(d_up), g * a)
+
+
 # ------------------------------------------------------------ autodiff --
 
 

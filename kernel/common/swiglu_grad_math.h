@@ -211,9 +211,10 @@ JAS_HOST_DEVICE JAS_NOINLINE SwiGluPair<V> SwiGluGradRare(typename V::F g, typen
   const ExpTerms<V> terms = ExpTermsOf<V>(a);
   const ExpAndA<V> ea = ExpAndAFrom<V>(a, terms);
   const Split<V> ds = DerivativeF32<V>(a, ea);
-  // Near the root DerivativeF32 differs from the fast path's QuotientF32
-  // (those lanes are below kFastHigh).
-  F da = V::Select(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)), TimesPair<V>(gbh, V::Fms(g, b, gbh), ds), fast.da);
+  // Near the root DerivativeF32 differs from the fast path's QuotientF32;
+  // from kFastHigh on, E and A are no numbers to test and dA stays g*B.
+  const auto near_root = V::And(V::Lt(V::Abs(ea.a), V::Set(kNearRootA)), V::Lt(a, V::Set(kFastHigh)));
+  F da = V::Select(near_root, TimesPair<V>(gbh, V::Fms(g, b, gbh), ds), fast.da);
   F db = fast.db;
   const auto wide = SwiGluWideLanes<V>(g, a, b, gbh);
   if (V::Any(wide)) {
