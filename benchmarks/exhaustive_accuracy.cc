@@ -11,8 +11,18 @@
 // threshold). Build the target `exhaustive_accuracy` (configure with
 // -DJAX_ASCEND_SILU_TESTS=ON) and run
 //   exhaustive_accuracy [--isa auto|scalar|avx2|avx512|neon] [--threads N]
-//                       [--stride S] [--grad one|random|tiny|huge|all]
+//                       [--stride S] [--grad one|random|tiny|huge|all|proof]
 //                       [--begin BITS] [--end BITS]
+// --grad proof bounds the error for every grad_output at once (the argument
+// is in exhaustive_proof.h): for every finite x it measures the relative
+// error of s'(x) as the kernel holds it before the product with grad_output
+// (kernel/common's DerivativeF32 on the fast path, WideDerivativeD's double
+// for a huge grad_output or a broadcast x, GradDouble's double on the
+// general path), against a long double reference, and checks that the
+// kernel's output for grad_output = 1 is that value rounded (so the
+// measured value is the one the kernel uses), and that the broadcast path's
+// s'(x) (DerivativeDoubleF32) is the value measured. Exit status 1 when the
+// bound passes 4 ulp or a value differs. Not part of "all".
 // --stride S checks every S-th bit pattern (a quick look); --begin and --end
 // (hexadecimal float32 bit patterns, end excluded) check one range only. Exit status 1 when
 // any result is beyond the float32 bound (4 ulp) or wrongly NaN/inf.
@@ -30,8 +40,11 @@
 #include <vector>
 
 #include "common/half.h"
-#include "kernel_test_util.h"
+#include "common/silu_grad_f32.h"
 #include "cpu/silu_grad_cpu.h"
+#include "cpu/simd_scalar.h"
+#include "exhaustive_proof.h"
+#include "kernel_test_util.h"
 
 namespace {
 
@@ -143,6 +156,128 @@ Tally CheckRange(jas::Isa isa, Grad grad, uint64_t first_block, uint64_t block_s
   return t;
 }
 
+// --grad proof: the relative error of s'(x) before the product with
+// grad_output, by path, over x's bit patterns [begin, end).
+struct Proof {
+  // x in [-33, 24): the pair, and the double formula where the pair is not
+  // taken in its place (|A| >= kNearRootA); x in [-250, -33); x in [24, inf).
+  jas::proof::RelTally fast, wide, general, high;
+  double below_clamp = 0.0;                  // largest |s'| the kernel holds for x < -250
+  long long mismatches = 0;                  // kernel outputs for grad_output = 1 that are not the value rounded
+  long long broadcast_mismatches = 0;        // DerivativeDoubleF32 values that are not the value measured
+  void Merge(const Proof& o) {
+    fast.Merge(o.fast), wide.Merge(o.wide), general.Merge(o.general), high.Merge(o.high);
+    below_clamp = std::max(below_clamp, o.below_clamp);
+    mismatches += o.mismatches;
+    broadcast_mismatches += o.broadcast_mismatches;
+  }
+};
+
+Proof CheckProof(jas::Isa isa, uint64_t begin, uint64_t end, int worker, int workers, std::atomic<bool>& failed) {
+  using V = jas::simd::Scalar;
+  namespace math = jas::math;
+  Proof p;
+  std::vector<float> g(kBlock, 1.0f), x(kBlock), out(kBlock);
+  for (uint64_t first = begin + worker * kBlock; first < end; first += workers * kBlock) {
+    const int64_t n = static_cast<int64_t>(std::min<uint64_t>(kBlock, end - first));
+    for (int64_t i = 0; i < n; ++i) x[i] = jas::half::FromBits(static_cast<uint32_t>(first + i));
+    if (!Run(isa, g.data(), x.data(), out.data(), n)) {
+      failed = true;
+      return p;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const float xi = x[i];
+      if (!std::isfinite(xi)) continue;  // the other modes check inf and NaN
+      float rounded;
+      double broadcast;  // the broadcast path's s'(x), which must be the value measured
+      math::DerivativeDoubleF32<V>(xi, &broadcast);
+      double measured;
+      if (xi >= math::kFastHigh) {
+        // grad_output passes unrounded: the value is 1.
+        p.high.Add(xi, 1.0L, jas::proof::SiluDerivativeLong(xi));
+        rounded = 1.0f;
+        measured = 1.0;
+      } else if (xi >= math::kFastLow) {
+        const math::ExpTerms<V> terms = math::ExpTermsOf<V>(xi);
+        const math::ExpAndA<V> ea = math::ExpAndAFrom<V>(xi, terms);
+        const math::Split<V> ds = math::DerivativeF32<V>(xi, ea);
+        const long double exact = jas::proof::SiluDerivativeLong(xi);
+        p.fast.AddPair(xi, ds.hi, ds.lo, exact);
+        measured = static_cast<double>(ds.hi) + ds.lo;
+        if (!(std::fabs(ea.a) < math::kNearRootA)) {
+          measured = math::WideDerivativeD<V>(xi, math::WideSeed<V>(terms), terms, 0);
+          p.wide.Add(xi, measured, exact);
+        }
+        rounded = math::TimesGrad<V>(1.0f, ds);
+      } else {
+        double d;
+        math::GradDouble<V>(1.0f, xi, &d);
+        if (xi >= -math::kClamp) {
+          p.general.Add(xi, d, jas::proof::SiluDerivativeLong(xi));
+        } else {
+          p.below_clamp = std::max(p.below_clamp, std::fabs(d));
+        }
+        rounded = static_cast<float>(d);
+        measured = d;
+      }
+      if (broadcast != measured && p.broadcast_mismatches++ < 4) {
+        std::printf("  broadcast s'(x) %.17g at x=%.9g is not the value measured (%.17g)\n", broadcast, xi, measured);
+      }
+      if (jas::half::Bits(rounded) != jas::half::Bits(out[i])) {
+        if (p.mismatches++ < 4) {
+          std::printf("  kernel output %.9g at x=%.9g is not its value rounded (%.9g)\n", out[i], xi, rounded);
+        }
+      }
+    }
+  }
+  return p;
+}
+
+bool RunProof(jas::Isa isa, int threads, uint64_t begin, uint64_t end) {
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<bool> failed{false};
+  Proof total;
+  std::mutex mutex;
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w) {
+    pool.emplace_back([&, w] {
+      const Proof p = CheckProof(isa, begin, end, w, threads, failed);
+      std::lock_guard<std::mutex> lock(mutex);
+      total.Merge(p);
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (failed) {
+    std::fprintf(stderr, "exhaustive_accuracy: the kernel refused a block\n");
+    std::exit(2);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The product's own terms, in units of 2^-24 of relative error: on the
+  // fast path fma(g, hi, g*lo) rounds g*lo (2^-24 |lo/(hi + lo)|); the wide
+  // lanes' double arithmetic and the general path's product with g add a
+  // few 2^-53.
+  const double fast_extra = std::max(total.fast.lo_ratio, 0x1p-27), double_extra = 0x1p-27;
+  std::printf("proof: s'(x) before the product with grad_output, every finite x in [0x%llx, 0x%llx); %.1f s\n",
+              static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), seconds);
+  total.fast.Print("fast path, -33 <= x < 24", fast_extra);
+  total.wide.Print("huge g, broadcast, |1+x+e^x| >= 2^-8", double_extra);
+  total.general.Print("general path, -250 <= x < -33", double_extra);
+  total.high.Print("x >= 24 (grad_output itself)", 0.0);
+  // Below -250 the exact |g*s'(x)| < 2^128 * 250 e^-250 < 2^-224 rounds to
+  // a zero (of the exact value's sign), and so does the kernel's value if
+  // 2^128 times it stays below 2^-150.
+  const bool clamp_ok = total.below_clamp * 0x1p128 < 0x1p-150;
+  std::printf("  x < -250: largest |value| %.3g, times 2^128 %s 2^-150\n", total.below_clamp,
+              clamp_ok ? "below" : "NOT below");
+  const double bound = std::max({total.fast.Bound(fast_extra), total.wide.Bound(double_extra),
+                                 total.general.Bound(double_extra), total.high.Bound(0.0)});
+  std::printf("  bound over every grad_output: %.4f ulp; outputs for grad_output = 1 not the value rounded: %lld; "
+              "broadcast s'(x) not the value measured: %lld\n",
+              bound, static_cast<long long>(total.mismatches), static_cast<long long>(total.broadcast_mismatches));
+  std::fflush(stdout);
+  return bound <= 4.0 && clamp_ok && total.mismatches == 0 && total.broadcast_mismatches == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,6 +322,7 @@ int main(int argc, char** argv) {
   std::printf("float32 silu_grad, ISA %s, %llu inputs (every %llu-th bit pattern), %d threads\n",
               jas::IsaName(resolved), static_cast<unsigned long long>(total), static_cast<unsigned long long>(stride),
               threads);
+  if (grads == "proof") return RunProof(resolved, threads, begin, end) ? 0 : 1;
   bool ok = true;
   for (const Grad grad : {Grad::kOne, Grad::kRandom, Grad::kTiny, Grad::kHuge}) {
     const char* name = grad == Grad::kOne ? "one" : grad == Grad::kRandom ? "random" : grad == Grad::kTiny ? "tiny" : "huge";

@@ -5,7 +5,7 @@
 // ulps of the exact result, tiny float32 errors included. Not a ctest entry
 // (2^32 inputs per mode take minutes). Build the target `exhaustive_swiglu`
 // (configure with -DJAX_ASCEND_SILU_TESTS=ON) and run
-//   exhaustive_swiglu [--threads N] [--stride S] [--mode one|random|tiny|huge|halves|halfpath|all]
+//   exhaustive_swiglu [--threads N] [--stride S] [--mode one|random|tiny|huge|halves|halfpath|all|proof]
 //                     [--begin BITS] [--end BITS]
 // --begin and --end (hexadecimal float32 bit patterns of A, end excluded), as
 // exhaustive_accuracy's: the lanes an arithmetic change touched, when only
@@ -17,6 +17,14 @@
 // range). "halfpath": the half types' own path for every operand it takes
 // (CheckHalfPath below). Exit status 1 when a float32 result is beyond 4
 // ulp, a half one beyond 1 ulp, or any is wrongly NaN/inf.
+// --mode proof bounds dA and dB for every (g, B) at once (the argument is in
+// exhaustive_proof.h): for every finite A it measures the relative error of
+// s'(A) and silu(A) as the kernel holds them before the product with g*B or
+// g (kernel/common's DerivativeF32 and SiluOfF32 pairs on the fast path,
+// the double of the wide and general paths), against a long double
+// reference, and checks that the kernel's outputs for g = B = 1 are those
+// values rounded. Exit status 1 when a bound passes 4 ulp or an output
+// differs. Not part of "all".
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,8 +40,10 @@
 
 #include "common/half.h"
 #include "common/swiglu_grad_half.h"
+#include "common/swiglu_grad_math.h"
 #include "cpu/simd_scalar.h"
 #include "cpu/swiglu_grad_cpu.h"
+#include "exhaustive_proof.h"
 #include "kernel_test_util.h"
 
 namespace {
@@ -388,6 +398,138 @@ bool ReportHalfPath(int threads) {
     ok &= total.over == 0;
   }
   return ok;
+// --mode proof, by output and path.
+struct Proof {
+  // dA: the fast (and wide) path's pair for A in [-33, 24), the general
+  // path for A in [-300, -33), g*B itself from 24 on; dB likewise, with the
+  // wide path's double for A in [-33, 24) and g*A from 24 on; dA's wide path
+  // takes the double formula where |A| >= kNearRootA, the pair elsewhere.
+  jas::proof::RelTally da_fast, da_wide, da_general, da_high, db_fast, db_wide, db_general, db_high;
+  double below_lowest_da = 0.0, below_lowest_db = 0.0;  // largest |value| for A < -300
+  long long mismatches = 0;
+  void Merge(const Proof& o) {
+    da_fast.Merge(o.da_fast), da_wide.Merge(o.da_wide), da_general.Merge(o.da_general), da_high.Merge(o.da_high);
+    db_fast.Merge(o.db_fast), db_wide.Merge(o.db_wide), db_general.Merge(o.db_general), db_high.Merge(o.db_high);
+    below_lowest_da = std::max(below_lowest_da, o.below_lowest_da);
+    below_lowest_db = std::max(below_lowest_db, o.below_lowest_db);
+    mismatches += o.mismatches;
+  }
+};
+
+Proof CheckProof(uint64_t begin, uint64_t end, int worker, int workers, std::atomic<bool>& failed) {
+  using V = jas::simd::Scalar;
+  namespace math = jas::math;
+  using jas::proof::SiluDerivativeLong;
+  using jas::proof::SiluLong;
+  Proof p;
+  std::vector<float> g(kBlock, 1.0f), b(kBlock, 1.0f), a(kBlock), da(kBlock), db(kBlock);
+  for (uint64_t first = begin + worker * kBlock; first < end; first += workers * kBlock) {
+    const int64_t n = static_cast<int64_t>(std::min<uint64_t>(kBlock, end - first));
+    for (int64_t i = 0; i < n; ++i) a[i] = half::FromBits(static_cast<uint32_t>(first + i));
+    if (!Run(DataType::kFloat32, g.data(), a.data(), b.data(), da.data(), db.data(), n)) {
+      failed = true;
+      return p;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = a[i];
+      if (!std::isfinite(x)) continue;  // the other modes check inf and NaN
+      float ra, rb;
+      if (x >= math::kFastHigh) {
+        p.da_high.Add(x, 1.0L, SiluDerivativeLong(x));
+        p.db_high.Add(x, x, SiluLong(x));
+        ra = 1.0f, rb = x;
+      } else if (x >= math::kFastLow) {
+        const math::ExpTerms<V> terms = math::ExpTermsOf<V>(x);
+        const math::ExpAndA<V> ea = math::ExpAndAFrom<V>(x, terms);
+        const math::Split<V> ds = math::DerivativeF32<V>(x, ea);
+        const math::Split<V> silu = math::SiluOfF32<V>(x, terms, ea);
+        const double wide_db = math::WideSiluTimesD<V>(1.0, x, math::WideSeed<V>(terms), terms, 0);
+        const long double exact_da = SiluDerivativeLong(x), exact_db = SiluLong(x);
+        p.da_fast.AddPair(x, ds.hi, ds.lo, exact_da);
+        if (!(std::fabs(ea.a) < math::kNearRootA)) {
+          p.da_wide.Add(x, math::WideDerivativeD<V>(x, math::WideSeed<V>(terms), terms, 0), exact_da);
+        }
+        // A tiny but not zero takes the wide path for every (g, B).
+        const bool tiny_a = std::fabs(x) < math::kSwiGluTinyA && x != 0.0f;
+        if (!tiny_a) p.db_fast.AddPair(x, silu.hi, silu.lo, exact_db);
+        p.db_wide.Add(x, wide_db, exact_db);
+        ra = math::TimesPair<V>(1.0f, 0.0f, ds);
+        rb = tiny_a ? static_cast<float>(wide_db) : math::TimesGrad<V>(1.0f, silu);
+      } else {
+        const math::SwiGluGeneralD<V> d = math::SwiGluGeneralDouble<V>(1.0f, x, 1.0f);
+        const double vda = d.low ? d.da_low[0] : d.da[0], vdb = d.low ? d.db_low[0] : d.db[0];
+        if (x >= math::kSwiGluLowest) {
+          p.da_general.Add(x, vda, SiluDerivativeLong(x), 256);  // |g*B| < 2^256
+          p.db_general.Add(x, vdb, SiluLong(x));
+        } else {
+          p.below_lowest_da = std::max(p.below_lowest_da, std::fabs(vda));
+          p.below_lowest_db = std::max(p.below_lowest_db, std::fabs(vdb));
+        }
+        ra = static_cast<float>(vda), rb = static_cast<float>(vdb);
+      }
+      if (half::Bits(ra) != half::Bits(da[i]) || half::Bits(rb) != half::Bits(db[i])) {
+        if (p.mismatches++ < 4) {
+          std::printf("  kernel outputs (%.9g, %.9g) at A=%.9g are not the values rounded (%.9g, %.9g)\n", da[i],
+                      db[i], x, ra, rb);
+        }
+      }
+    }
+  }
+  return p;
+}
+
+bool RunProof(int threads, uint64_t begin, uint64_t end) {
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<bool> failed{false};
+  Proof t;
+  std::mutex mutex;
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w) {
+    pool.emplace_back([&, w] {
+      const Proof p = CheckProof(begin, end, w, threads, failed);
+      std::lock_guard<std::mutex> lock(mutex);
+      t.Merge(p);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  if (failed) {
+    std::fprintf(stderr, "exhaustive_swiglu: the kernel refused a block\n");
+    std::exit(2);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The products' own terms, in units of 2^-24 of relative error. dA's fast
+  // path: g*B = gbh + gbl (|gbl| <= 2^-24 |gbh|), and fma(gbh, hi,
+  // fma(gbh, lo, gbl*hi)) drops gbl*lo and rounds gbl*hi and the inner FMA:
+  // under 2 |lo/(hi + lo)| + 2^-22 of it. dB's: fma(g, hi, g*lo) rounds g*lo.
+  // The double paths: a few 2^-53.
+  const double da_extra = 2.0 * t.da_fast.lo_ratio + 0x1p-22, db_extra = std::max(t.db_fast.lo_ratio, 0x1p-27);
+  const double double_extra = 0x1p-27;
+  std::printf("proof: s'(A) and silu(A) before the products, every finite A in [0x%llx, 0x%llx); %.1f s\n",
+              static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), seconds);
+  t.da_fast.Print("dA fast, -33 <= A < 24", da_extra);
+  t.da_wide.Print("dA wide, |1 + A + e^A| >= 2^-8", double_extra);
+  t.da_general.Print("dA general, -300 <= A < -33", double_extra);
+  t.da_high.Print("dA = g*B, A >= 24", 0.0);
+  t.db_fast.Print("dB fast, -33 <= A < 24", db_extra);
+  t.db_wide.Print("dB wide, -33 <= A < 24", double_extra);
+  t.db_general.Print("dB general, -300 <= A < -33", double_extra);
+  t.db_high.Print("dB = g*A, A >= 24", 0.0);
+  // Below -300 the exact |g*B*s'(A)| < 2^256 * 300 e^-300 and |g*silu(A)| <
+  // 2^128 * 300 e^-300, both below 2^-160: they round to zeros (of the exact
+  // sign), and so do the kernel's values if these products of them do.
+  const bool lowest_ok = t.below_lowest_da * 0x1p256 < 0x1p-150 && t.below_lowest_db * 0x1p128 < 0x1p-150;
+  std::printf("  A < -300: largest |dA value| %.3g, |dB value| %.3g: scaled by 2^256 and 2^128 %s 2^-150\n",
+              t.below_lowest_da, t.below_lowest_db, lowest_ok ? "below" : "NOT below");
+  const double bound_da =
+      std::max({t.da_fast.Bound(da_extra), t.da_wide.Bound(double_extra), t.da_general.Bound(double_extra),
+                t.da_high.Bound(0.0)});
+  const double bound_db = std::max({t.db_fast.Bound(db_extra), t.db_wide.Bound(double_extra),
+                                    t.db_general.Bound(double_extra), t.db_high.Bound(0.0)});
+  std::printf("  bound over every (g, B): dA %.4f ulp, dB %.4f ulp; outputs for g = B = 1 not the values rounded: "
+              "%lld\n",
+              bound_da, bound_db, static_cast<long long>(t.mismatches));
+  std::fflush(stdout);
+  return bound_da <= 4.0 && bound_db <= 4.0 && lowest_ok && t.mismatches == 0;
 }
 
 template <class Check>
@@ -450,6 +592,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "exhaustive_swiglu: --begin must be below --end\n");
     return 2;
   }
+  if (modes == "proof") return RunProof(threads, begin, end) ? 0 : 1;
   std::printf("swiglu_grad, ISA %s, every %llu-th float32 bit pattern in [0x%llx, 0x%llx), %d threads\n",
               jas::IsaName(jas::BestIsa()), static_cast<unsigned long long>(stride),
               static_cast<unsigned long long>(begin), static_cast<unsigned long long>(end), threads);

@@ -13,6 +13,7 @@ import jax
 import jax.ad_checkpoint
 import jax.numpy as jnp
 import ml_dtypes
+import mpmath
 import numpy as np
 import pytest
 from jax import export
@@ -251,6 +252,79 @@ def test_python_scalar_takes_the_array_dtype():
     out = jas.silu_mul(1.5, up)
     assert out.dtype == jnp.bfloat16 and out.shape == (5,)
     _assert_ulp(out, _exact_forward(np.full(5, 1.5), np.asarray(up)), ml_dtypes.bfloat16)
+
+
+# ------------------------------------------------ float32 near the root of s' --
+# dA = g * B * s'(A) where s'(A) passes through 0 (A = x0 = -1.27846...): the
+# kernel's s'(A) must keep its relative accuracy there for every (g, B), since
+# the ulp count of a product depends on where g*B puts it within a binade.
+# Near the root float64 is within 1e-6 ulp of the exact value (reference.py's
+# expansion), so _exact_grads is the reference.
+
+#: x0 = -1 - W(1/e), the root of s'.
+ROOT = reference.X0_HI
+
+
+def _factors(rng, n):
+    """float32 values with random sign, significand and exponent in [-8, 8]."""
+    significand = rng.uniform(1.0, 2.0, n)
+    return (rng.choice([-1.0, 1.0], n) * np.ldexp(significand, rng.integers(-8, 9, n))).astype(np.float32)
+
+
+def _root_window(width):
+    """Every float32 A within `width` of the root (negative: the bits grow with the magnitude)."""
+    first, last = np.array([ROOT + width, ROOT - width], np.float32).view(np.uint32)
+    return np.arange(first, last + 1, dtype=np.uint32).view(np.float32)
+
+
+def test_swiglu_grad_counterexample_near_the_root():
+    # A (g, B, A) whose dA was 4.017 ulp away when s'(A) took a path of its own; the exact value from mpmath.
+    g, a, b = np.float32(0.36002498865127563), np.float32(-1.276728630065918), np.float32(-0.22112686932086945)
+    with mpmath.workdps(60):
+        sigma = 1 / (1 + mpmath.exp(-mpmath.mpf(float(a))))
+        exact = float(mpmath.mpf(float(g)) * mpmath.mpf(float(b)) * sigma * (1 + mpmath.mpf(float(a)) * (1 - sigma)))
+    assert abs(exact / -3.01363506571406e-05 - 1) < 1e-13
+    d_gate, _ = jas.silu_mul_grad(g[None], a[None], b[None])
+    (dx,) = jas.swiglu_grad_p.bind(g[None], np.array([a, b]))
+    _assert_ulp(d_gate, np.array([exact]), np.float32)
+    _assert_ulp(np.asarray(dx)[:1], np.array([exact]), np.float32)
+
+
+def test_swiglu_grad_near_the_root_with_random_factors():
+    rng = np.random.default_rng(46)
+    window = _root_window(0.02)
+    a = rng.choice(window, 1 << 16)
+    g, b = _factors(rng, a.size), _factors(rng, a.size)
+    d_gate, d_up = jas.silu_mul_grad(g, a, b)
+    exact_gate, exact_up = _exact_grads(g, a, b)
+    _assert_ulp(d_gate, exact_gate, np.float32)
+    _assert_ulp(d_up, exact_up, np.float32)
+
+
+def test_swiglu_grad_worst_near_root_inputs_with_many_factors():
+    # The 64 A of the window with the largest dA errors at g = B = 1, each against 4096 random (g, B).
+    window = _root_window(0.02)
+    ones = np.ones_like(window)
+    d_gate, _ = jas.silu_mul_grad(ones, window, ones)
+    err = reference.ulp_error(d_gate, _exact_grads(ones, window, ones)[0], np.float32)
+    assert err.max() > 0.5  # the window holds inputs that are not correctly rounded: there is a worst
+    rng = np.random.default_rng(4096)
+    a = np.repeat(window[np.argsort(err)[-64:]], 4096)
+    g, b = _factors(rng, a.size), _factors(rng, a.size)
+    d_gate, d_up = jas.silu_mul_grad(g, a, b)
+    exact_gate, exact_up = _exact_grads(g, a, b)
+    _assert_ulp(d_gate, exact_gate, np.float32)
+    _assert_ulp(d_up, exact_up, np.float32)
+
+
+def test_swiglu_grad_from_a_24_on_is_g_times_b_and_g_times_a():
+    # s'(A) and sigma(A) are within 2^-30 of 1 from A = 24 on, where the fast path's pieces of e^A are no
+    # numbers to test (one A in [182, 184) once took the near-root path on their account).
+    a = np.arange(*np.array([182.0, 184.0], np.float32).view(np.uint32), dtype=np.uint32).view(np.float32)
+    g, b = np.full_like(a, 0.75), np.full_like(a, -3.0)
+    d_gate, d_up = jas.silu_mul_grad(g, a, b)
+    np.testing.assert_array_equal(np.asarray(d_gate), g * b)
+    np.testing.assert_array_equal(np.asarray(d_up), g * a)
 
 
 # ------------------------------------------------------------ autodiff --

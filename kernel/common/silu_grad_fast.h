@@ -12,10 +12,10 @@
 namespace jas::math {
 
 // The fast path covers x in [kFastLow, kFastHigh) (x >= kFastHigh gives
-// grad_output exactly) with kTinyGrad <= |grad_output| <= kHugeGrad or
-// grad_output = 0; tiny gradients take it too, finishing in double (see
-// kTinyGrad); x < kFastLow, NaN x, and |grad_output| > kHugeGrad, infinite
-// or NaN take the general path (NeedsGeneralPath).
+// grad_output exactly) for every grad_output: tiny, huge, infinite or NaN
+// ones finish the product in double (kTinyGrad, kHugeGrad, in
+// silu_grad_f32.h's GradF32Rare); x < kFastLow and NaN x take the general
+// path.
 // One formula for both signs, with E = e^x and A = 1 + x + E:
 //   s'(x) = E*A / (1 + E)^2.
 // E comes from a 32-entry table and a short polynomial:
@@ -176,12 +176,12 @@ JAS_HOST_DEVICE inline typename V::F CanonicalNan(typename V::F r) {
 // |grad_output| above which g*s'(x) (s' < 1.1) can come near float32's
 // overflow threshold: whether it rounds to the largest float or to inf then
 // depends on s'(x) to far more than float32 precision, so such lanes take
-// the general path, which computes s'(x) in double.
+// s'(x) in double (TimesDerivativeWide).
 inline constexpr float kHugeGrad = 0x1p127f;
 
-// Lanes for the general path: x < kFastLow or NaN (Nle is true for
-// unordered operands), and |grad_output| > kHugeGrad, infinite or NaN.
-// Takes |grad_output|.
+// Lanes the fast path hands to GradF32Rare whatever their A: x < kFastLow
+// or NaN (Nle is true for unordered operands), and |grad_output| >
+// kHugeGrad, infinite or NaN. Takes |grad_output|.
 template <class V>
 JAS_HOST_DEVICE inline typename V::M NeedsGeneralPath(typename V::F abs_go, typename V::F x) {
   return V::Or(V::Nle(V::Set(kFastLow), x), V::Nle(abs_go, V::Set(kHugeGrad)));

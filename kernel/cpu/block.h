@@ -85,9 +85,13 @@ template <class V, class T>
 struct Derivative {  // out(double) = s'(x); `a` is unused
   using A = typename T::Storage; using B = A; using O = double;
   static void Vec(const A*, const B* b, O* out) {
-    typename V::D d[V::kHalves];
-    math::GradDouble<V>(V::Set(1.0f), T::template Load<V>(b), d);
-    StoreHalves<V>(out, d);
+    if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
+      math::DerivativeDoubleF32<V>(T::template Load<V>(b), out);  // GradF32's s'(x)
+    } else {
+      typename V::D d[V::kHalves];
+      math::GradDouble<V>(V::Set(1.0f), T::template Load<V>(b), d);
+      StoreHalves<V>(out, d);
+    }
   }
 };
 template <class V, class T>
