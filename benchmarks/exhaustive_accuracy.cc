@@ -236,17 +236,8 @@ Proof CheckProof(jas::Isa isa, uint64_t begin, uint64_t end, int worker, int wor
 bool RunProof(jas::Isa isa, int threads, uint64_t begin, uint64_t end) {
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> failed{false};
-  Proof total;
-  std::mutex mutex;
-  std::vector<std::thread> pool;
-  for (int w = 0; w < threads; ++w) {
-    pool.emplace_back([&, w] {
-      const Proof p = CheckProof(isa, begin, end, w, threads, failed);
-      std::lock_guard<std::mutex> lock(mutex);
-      total.Merge(p);
-    });
-  }
-  for (std::thread& t : pool) t.join();
+  const Proof total =
+      jas::proof::OnThreads<Proof>(threads, [&](int w) { return CheckProof(isa, begin, end, w, threads, failed); });
   if (failed) {
     std::fprintf(stderr, "exhaustive_accuracy: the kernel refused a block\n");
     std::exit(2);
@@ -329,17 +320,8 @@ int main(int argc, char** argv) {
     if (grads != "all" && grads != name) continue;
     const auto start = std::chrono::steady_clock::now();
     std::atomic<bool> failed{false};
-    Tally total_tally;
-    std::mutex mutex;
-    std::vector<std::thread> pool;
-    for (int w = 0; w < threads; ++w) {
-      pool.emplace_back([&, w] {
-        const Tally t = CheckRange(resolved, grad, w, threads, begin, end, stride, num_blocks, failed);
-        std::lock_guard<std::mutex> lock(mutex);
-        total_tally.Merge(t);
-      });
-    }
-    for (std::thread& t : pool) t.join();
+    const Tally total_tally = jas::proof::OnThreads<Tally>(
+        threads, [&](int w) { return CheckRange(resolved, grad, w, threads, begin, end, stride, num_blocks, failed); });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (failed) {
       std::fprintf(stderr, "exhaustive_accuracy: the kernel refused a block\n");

@@ -35,8 +35,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace jas::proof {
+
+// work(w) for w in [0, threads), each on a thread of its own, merged into one
+// T (T::Merge) in whatever order the threads finish: the tools' tallies are
+// sums and maxima, which do not depend on it.
+template <class T, class Work>
+T OnThreads(int threads, Work work) {
+  T total;
+  std::mutex mutex;
+  std::vector<std::thread> pool;
+  for (int w = 0; w < threads; ++w) {
+    pool.emplace_back([&, w] {
+      const T t = work(w);
+      std::lock_guard<std::mutex> lock(mutex);
+      total.Merge(t);
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  return total;
+}
 
 // x0 = -1 - W(1/e) as a long double pair, and c = e^x0 = -1 - x0 (mpmath,
 // 200 bits).

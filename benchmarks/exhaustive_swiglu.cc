@@ -398,6 +398,8 @@ bool ReportHalfPath(int threads) {
     ok &= total.over == 0;
   }
   return ok;
+}
+
 // --mode proof, by output and path.
 struct Proof {
   // dA: the fast (and wide) path's pair for A in [-33, 24), the general
@@ -481,17 +483,8 @@ Proof CheckProof(uint64_t begin, uint64_t end, int worker, int workers, std::ato
 bool RunProof(int threads, uint64_t begin, uint64_t end) {
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> failed{false};
-  Proof t;
-  std::mutex mutex;
-  std::vector<std::thread> pool;
-  for (int w = 0; w < threads; ++w) {
-    pool.emplace_back([&, w] {
-      const Proof p = CheckProof(begin, end, w, threads, failed);
-      std::lock_guard<std::mutex> lock(mutex);
-      t.Merge(p);
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  const Proof t =
+      jas::proof::OnThreads<Proof>(threads, [&](int w) { return CheckProof(begin, end, w, threads, failed); });
   if (failed) {
     std::fprintf(stderr, "exhaustive_swiglu: the kernel refused a block\n");
     std::exit(2);
@@ -536,17 +529,7 @@ template <class Check>
 bool Report(const char* name, int threads, Check check) {
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> failed{false};
-  Tally total;
-  std::mutex mutex;
-  std::vector<std::thread> pool;
-  for (int w = 0; w < threads; ++w) {
-    pool.emplace_back([&, w] {
-      const Tally t = check(w, threads, failed);
-      std::lock_guard<std::mutex> lock(mutex);
-      total.Merge(t);
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  const Tally total = jas::proof::OnThreads<Tally>(threads, [&](int w) { return check(w, threads, failed); });
   if (failed) {
     std::fprintf(stderr, "exhaustive_swiglu: the kernel refused a block\n");
     std::exit(2);
