@@ -86,3 +86,23 @@ def test_bench_notes_a_kernel_held_to_avx2_against_xla_on_avx512(kernel_isa, cpu
     assert (note is not None) == noted
     if noted:
         assert "XLA_FLAGS=--xla_cpu_max_isa=AVX2" in note
+
+
+@pytest.mark.parametrize("script, args, rows", [
+    ("gap_anatomy.py", ["--log2-sizes", "10", "--rounds", "1", "--calls", "1", "--flush-mib", "1"], 2),
+    ("idle_gap.py", ["--log2-sizes", "10", "--processes", "1", "--calls", "1", "--one-thread"], 1),
+])
+def test_after_idle_benchmarks_print_a_row_per_case(script, args, rows):
+    # The threads' benchmarks end to end at a tiny size: every case timed, positive times in every cell.
+    run = subprocess.run([sys.executable, str(SCRIPT.parent / script), *args],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    head = next(line for line in lines if line.startswith("| n |")).strip("|").split("|")
+    table = [line.strip("|").split("|") for line in lines if line.startswith("| 2^10 |")]
+    assert len(table) == rows, run.stdout
+    for cells in table:
+        # "after matmul" is a program's time less the matmul's median: a difference, which noise can make negative
+        times = [float(c.split()[0].rstrip("x")) for h, c in zip(head, cells)
+                 if h.strip() not in ("n", "contender") and "after matmul" not in h]
+        assert len(times) >= 5 and all(t > 0 for t in times), cells
