@@ -48,6 +48,12 @@ std::vector<int> AllowedCpus() {
 // saw them; -1 until then.
 std::atomic<int64_t> allowed_cpu_count{-1};
 
+// How many helpers to start: the threads per call the first call asked for
+// (JAX_ASCEND_SILU_THREADS's cap, read once), at most one per allowed CPU;
+// -1 until a call asks. A caller pinned to one of their CPUs still finds one
+// fewer than it may take, which the handler's cap already allows for.
+std::atomic<int64_t> helpers_wanted{-1};
+
 int64_t AllowedCpuCount() {
   int64_t n = allowed_cpu_count.load(std::memory_order_relaxed);
   if (n < 0) {
@@ -217,6 +223,7 @@ struct Owner {
                    [] {
                      start_mutex.unlock();
                      allowed_cpu_count.store(-1, std::memory_order_relaxed);
+                     helpers_wanted.store(-1, std::memory_order_relaxed);
                      if (Helpers* h = running.exchange(nullptr)) inherited_by_child = h;
                    });
   }
@@ -230,7 +237,10 @@ Helpers* Running() {
   if (Helpers* h = running.load(std::memory_order_acquire)) return h;
   std::lock_guard<std::mutex> lock(start_mutex);
   if (Helpers* h = running.load(std::memory_order_relaxed)) return h;
-  auto* h = new (std::nothrow) Helpers(AllowedCpus());
+  std::vector<int> cpus = AllowedCpus();
+  const int64_t wanted = helpers_wanted.load(std::memory_order_relaxed);
+  if (wanted >= 0 && static_cast<int64_t>(cpus.size()) > wanted) cpus.resize(static_cast<size_t>(wanted));
+  auto* h = new (std::nothrow) Helpers(cpus);
   if (h == nullptr) return nullptr;
   h->Start();
   running.store(h, std::memory_order_release);
@@ -255,6 +265,10 @@ bool CpuHelpersIdle() {
 Parallel CpuHelpers(int64_t threads) {
   const int64_t cpus = AllowedCpuCount();
   const int64_t workers = std::max<int64_t>(0, std::min(threads, cpus) - 1);
+  if (workers > 0) {
+    int64_t unset = -1;
+    helpers_wanted.compare_exchange_strong(unset, std::min(threads, cpus), std::memory_order_relaxed);
+  }
   return Parallel{nullptr, workers, workers > 0 ? &ScheduleOnHelpers : nullptr};
 }
 

@@ -15,8 +15,8 @@
 //   using it (a busy helper is skipped: the caller does more itself);
 // - after a task a helper watches for the next one for kHelperAwakeNanoseconds,
 //   then sleeps on a futex until woken;
-// - JAX_ASCEND_SILU_THREADS=1 starts none; a larger cap limits the helpers a
-//   call takes, not those started;
+// - JAX_ASCEND_SILU_THREADS=n starts helpers on at most n CPUs (none for
+//   n = 1) and lets a call take at most n - 1 of them;
 // - a child process after fork starts helpers of its own (pthread_atfork), and
 //   the helpers are stopped and joined at exit.
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_HELPERS_H_

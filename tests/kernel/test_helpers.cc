@@ -34,12 +34,13 @@ struct Problem {
     FillRandom(x, rng, 4.0);
     EXPECT_EQ(Compute(go, x, one, {Isa::kAuto, 0, 1}), kSuccess);
   }
-  // Both phases on the helpers, with chunks of `chunk` elements (0: default);
-  // whether the result has one thread's bits.
-  bool SharedMatches(int64_t chunk) {
+  // Both phases on the helpers, at most `threads` threads with the caller,
+  // with chunks of `chunk` elements (0: default); whether the result has one
+  // thread's bits.
+  bool SharedMatches(int64_t chunk, int64_t threads = INT64_MAX) {
     Operand gi = one;
     FillSentinel(gi);
-    const Parallel helpers = CpuHelpers(INT64_MAX);
+    const Parallel helpers = CpuHelpers(threads);
     return Compute(go, x, gi, {Isa::kAuto, chunk, 1, &helpers}) == kSuccess && SameBits(one, gi);
   }
 };
@@ -139,6 +140,21 @@ TEST(helpers, a_child_forked_after_they_started_runs_shared_passes) {
           : WIFEXITED(status) && WEXITSTATUS(status) == 3    ? "the child started no helpers of its own"
                                                               : "the child's results differ");
   EXPECT_TRUE(p.SharedMatches(0)) << "the parent after the fork";
+}
+
+// JAX_ASCEND_SILU_THREADS=n starts helpers on at most n CPUs, not one per
+// CPU (in a child of fork, whose helpers start with its first shared pass).
+// On a machine of two CPUs n = 2 starts both, as without a cap.
+TEST(helpers, a_cap_on_threads_caps_the_helpers_started) {
+  Problem p(300000, 3);
+  const int status = InChild([&p] {
+    if (!p.SharedMatches(0, 2)) return 1;
+    const int cpus = AllowedCpuCount();
+    return ThreadCount() == 1 + (cpus > 1 ? 2 : 0) ? 0 : 3;
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << (WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "more helpers started than the cap" : "status")
+      << " " << status;
 }
 
 }  // namespace
