@@ -50,9 +50,19 @@ def pytest_report_header(config):
     return config.stash[_PLAN].describe()
 
 
+#: Fixtures whose tests depend on which backends are built and which devices
+#: jax finds: their tests are marked `backends` (pyproject.toml's markers).
+BACKEND_FIXTURES = frozenset({"platform", "gpu"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(config, items):
-    """The combinatorial tests' seeded sample (tests/sampling.py); the rest are
-    reported as deselected, as -k and -m report theirs."""
+    """Marks the tests on the platform and gpu fixtures `backends`; then the
+    combinatorial tests' seeded sample (tests/sampling.py), the rest reported
+    as deselected, as -k and -m report theirs."""
+    for item in items:
+        if BACKEND_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.backends)
     kept, dropped = sampling.select(items, config.stash[_PLAN])
     if dropped:
         config.hook.pytest_deselected(items=dropped)

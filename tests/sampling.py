@@ -11,7 +11,11 @@ Everything else runs as always. Two environment variables steer it,
 as ``JAX_NUM_GENERATED_CASES`` steers JAX's own suite:
 
 - ``JAX_ASCEND_SILU_TEST_CASES``: ``all`` runs every cell; a number N keeps N
-  cells of each combinatorial test (never fewer than the cover needs).
+  cells of each combinatorial test (never fewer than the cover needs);
+  ``rest`` runs the cells the default sample of the same seed leaves out,
+  and every test that is not combinatorial, so that a default run and a
+  ``rest`` run with one seed run every cell once between them (CI splits
+  them so).
 - ``JAX_ASCEND_SILU_TEST_SEED``: the seed of the order. Unset, it is the UTC
   date (YYYYMMDD), so the sample rotates day by day; pytest's header prints
   it, and setting it reruns the same sample.
@@ -43,10 +47,14 @@ class Plan:
     seed: int
     cases: int | None  # cells kept per combinatorial test; None: the K its marker names
     every: bool  # every cell of every combinatorial test
+    rest: bool = False  # the cells the default sample of this seed leaves out
 
     def describe(self) -> str:
         if self.every:
             return f"combinatorial tests: every cell ({CASES_VARIABLE}=all)"
+        if self.rest:
+            return (f"combinatorial tests: the cells the seeded sample of seed {self.seed} leaves out "
+                    f"({CASES_VARIABLE}=rest; with the default run of {SEED_VARIABLE}={self.seed}, every cell once)")
         size = f"{self.cases} cells of each" if self.cases is not None else "a seeded sample of each"
         return (f"combinatorial tests: {size} (tests/sampling.py), seed {self.seed}; "
                 f"{SEED_VARIABLE}={self.seed} reruns it, {CASES_VARIABLE}=all runs every cell")
@@ -69,13 +77,15 @@ def plan_from(environ: Mapping[str, str], today: datetime.date | None = None) ->
         return Plan(seed, None, every=False)
     if raw_cases == "all":
         return Plan(seed, None, every=True)
+    if raw_cases == "rest":
+        return Plan(seed, None, every=False, rest=True)
     try:
         cases = int(raw_cases)
     except ValueError:
         cases = 0
     if cases < 1:
-        raise pytest.UsageError(f"{CASES_VARIABLE}={raw_cases!r}: expected 'all' or a positive number of cells "
-                                "per combinatorial test")
+        raise pytest.UsageError(f"{CASES_VARIABLE}={raw_cases!r}: expected 'all', 'rest' or a positive number of "
+                                "cells per combinatorial test")
     return Plan(seed, cases, every=False)
 
 
@@ -121,7 +131,8 @@ def sample(cells: list, size: int, seed: int, cover: Collection[str] | None = No
 
 
 def select(items: Iterable, plan: Plan) -> tuple[list, list]:
-    """(kept, deselected): every item that is not combinatorial, and each combinatorial test's sample."""
+    """(kept, deselected): every item that is not combinatorial, and each combinatorial test's sample
+    (under ``plan.rest``, the cells its sample leaves out)."""
     items = list(items)
     if plan.every:
         return items, []
@@ -139,6 +150,8 @@ def select(items: Iterable, plan: Plan) -> tuple[list, list]:
         cover = marker.kwargs.get("cover")
         kept_ids.update(id(item) for item in sample(cells, size, plan.seed, cover))
     grouped = {id(item) for cells in groups.values() for item in cells}
+    if plan.rest:
+        kept_ids = grouped - kept_ids
     kept = [item for item in items if id(item) not in grouped or id(item) in kept_ids]
     dropped = [item for item in items if id(item) in grouped and id(item) not in kept_ids]
     return kept, dropped

@@ -26,6 +26,9 @@ import jax_ascend_silu as jas
 from jax_ascend_silu import __main__ as cli
 from jax_ascend_silu._ffi import BACKENDS
 
+# Every test here depends on the backends built (.ci/accelerators runs them with every one).
+pytestmark = pytest.mark.backends
+
 
 def test_backends_reports_each_backend_as_built():
     status = jas.backends()

@@ -110,7 +110,9 @@ def _cases():
         for index, example in enumerate(SYBIL.parse(path)):
             if example.region.evaluator is not None and isinstance(example.parsed, str):
                 name = f"{path.relative_to(ROOT)}:{example.line}" + (":x64" if x64 else "")
-                yield pytest.param(path, x64, index, id=name)
+                # A block on keras-hub runs where its extra is installed (.ci/accelerators selects the marker).
+                marks = [pytest.mark.keras_hub] if "keras_hub" in example.parsed else []
+                yield pytest.param(path, x64, index, id=name, marks=marks)
 
 
 @pytest.mark.parametrize(("path", "x64", "index"), list(_cases()))

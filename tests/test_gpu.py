@@ -25,6 +25,9 @@ from conftest import REQUIRE_GPU_VARIABLE
 import jax_ascend_silu as jas
 from reference import assert_silu_grad, silu_derivative, ulp_error
 
+# Every test here depends on the backends built (.ci/accelerators runs them with every one).
+pytestmark = pytest.mark.backends
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HALVES = [np.float16, ml_dtypes.bfloat16]
 DTYPES = [np.float32, *HALVES]

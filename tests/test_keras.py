@@ -193,6 +193,7 @@ def _backbone_loss(backbone):
     return loss
 
 
+@pytest.mark.keras_hub
 @pytest.mark.parametrize("name", list(BACKBONES))
 def test_keras_hub_backbone_one_swiglu_call_per_decoder_layer(name):
     """A tiny backbone with random weights, built here (nothing downloaded)."""
@@ -207,6 +208,7 @@ def test_keras_hub_backbone_one_swiglu_call_per_decoder_layer(name):
     assert HLO_SWIGLU_CALL not in plain.as_text()
 
 
+@pytest.mark.keras_hub
 @pytest.mark.combinatorial(cases=4)  # every backbone and policy in the default run's sample
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
 @pytest.mark.parametrize("name", list(BACKBONES))

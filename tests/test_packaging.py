@@ -53,6 +53,7 @@ def _stub_names(path: pathlib.Path) -> set[str]:
     return {name for name in names if not name.startswith("_")}
 
 
+@pytest.mark.backends
 def test_package_is_typed_and_every_built_module_has_its_generated_stub():
     assert (PACKAGE / "py.typed").is_file()
     # The compiled module is the package's own (an editable install keeps it

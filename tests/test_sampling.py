@@ -1,7 +1,7 @@
 """The default run's sample of the combinatorial tests (tests/sampling.py):
 every parameter value covered, the same choice for the same seed, a new one
-for another seed, every cell reached as the seed rotates, and clear errors for
-malformed settings."""
+for another seed, every cell reached as the seed rotates, the cells a sample
+leaves out for a second run, and clear errors for malformed settings."""
 
 import datetime
 import itertools
@@ -96,12 +96,25 @@ def test_all_and_a_number_of_cases():
     assert len(sampling.select(cells, sampling.Plan(1, 20, every=False))[0]) == 20
 
 
+def test_the_rest_runs_what_the_sample_of_the_same_seed_leaves_out():
+    cells, plain = _matrix(cases=10), _plain(3)
+    sampled, _ = sampling.select(plain + cells, sampling.Plan(seed=4, cases=None, every=False))
+    rest, dropped = sampling.select(plain + cells, sampling.Plan(seed=4, cases=None, every=False, rest=True))
+    assert _ids(rest[:3]) == _ids(plain)  # what is not combinatorial runs in both
+    assert _ids(dropped) == _ids(sampled[3:])
+    assert sorted(_ids(sampled[3:] + rest[3:])) == sorted(_ids(cells))  # every cell once between the two
+    other_seed, _ = sampling.select(plain + cells, sampling.Plan(seed=5, cases=None, every=False, rest=True))
+    assert _ids(other_seed) != _ids(rest)
+
+
 def test_plan_from_the_environment():
     today = datetime.date(2026, 12, 3)
     assert sampling.plan_from({}, today) == sampling.Plan(20261203, None, every=False)
     assert sampling.plan_from({sampling.SEED_VARIABLE: "7", sampling.CASES_VARIABLE: "ALL"}, today) == sampling.Plan(
         7, None, every=True)
     assert sampling.plan_from({sampling.CASES_VARIABLE: "12"}, today).cases == 12
+    assert sampling.plan_from({sampling.CASES_VARIABLE: "rest"}, today) == sampling.Plan(
+        20261203, None, every=False, rest=True)
     with pytest.raises(pytest.UsageError, match=sampling.SEED_VARIABLE):
         sampling.plan_from({sampling.SEED_VARIABLE: "tuesday"}, today)
     for bad in ("0", "-3", "most"):
