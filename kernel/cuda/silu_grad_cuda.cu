@@ -1,4 +1,5 @@
-// Phase 2 of the CUDA backend: the device kernels and their launch.
+// SiluGrad on the CUDA backend: the device kernels, their launch, and its
+// phase 1 (every gradient g * f'(x)'s plan, plan.cc, with this launch).
 //
 // Kernels over the plan of plan.cc, each a walk of grid.h on a persistent
 // grid (as many blocks as the device holds at once):
@@ -22,16 +23,16 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <type_traits>
 
 #include "common/silu_grad_math.h"
+#include "cuda/backend.h"
 #include "cuda/device.cuh"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
-#include "cuda/silu_grad_cuda.h"
 #include "cuda/simd_cuda.cuh"
+#include "silu_grad.h"
 
 namespace jas {
 namespace {
@@ -235,7 +236,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 
-// Every kernel Launch may launch for dtype T.
+// Every kernel LaunchPlan may launch for dtype T.
 template <DataType T>
 cudaError_t LoadKernelsOf() {
   return LoadAll<&FlatKernel<T, false>, &FlatKernel<T, true>, &BroadcastVectorKernel<T, false>,
@@ -247,7 +248,7 @@ cudaError_t LoadKernelsOf() {
 struct Range {
   uintptr_t first, last;
 };
-Range Touched(const SiluGradCudaExecutor& e, int op, const void* data) {
+Range Touched(const GradCudaPlan& e, int op, const void* data) {
   int64_t last = e.offsets[op];
   for (int64_t d = 0; d < e.loop.rank; ++d) last += (e.loop.dims[d] - 1) * e.loop.strides[op][d];
   const auto elem = static_cast<uintptr_t>(ElementBytes(e.dtype));
@@ -257,7 +258,7 @@ Range Touched(const SiluGradCudaExecutor& e, int op, const void* data) {
 bool Overlap(Range a, Range b) { return a.first < b.last && b.first < a.last; }
 
 template <DataType T>
-cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
+cudaError_t LaunchPlan(const GradCudaPlan& e, cudaStream_t stream) {
   using S = typename Dev<T>::S;
   const S* g = static_cast<const S*>(e.grad_output) + e.offsets[0];
   const S* x = static_cast<const S*>(e.self) + e.offsets[1];
@@ -292,24 +293,22 @@ cudaError_t Launch(const SiluGradCudaExecutor& e, cudaStream_t stream) {
   return LaunchOn<kKernel>(stream, BroadcastLaunch(l, ShapeFor<kKernel>()), g, x, out, l);
 }
 
+// The plan's launch (GradCudaPlan::launch).
+Status LaunchSiluGrad(const GradCudaPlan& e, cudaStream_t stream, cudaError_t* launch_error) {
+  return LaunchFor(e.dtype, launch_error, [&]<DataType T>() { return LaunchPlan<T>(e, stream); });
+}
+
 }  // namespace
 
 std::string SiluGradCudaLoadKernels() {
   return LoadOnEveryDevice([&]<DataType T>() { return LoadKernelsOf<T>(); });
 }
 
-Status SiluGradCudaRun(void* workspace, uint64_t workspace_size, SiluGradCudaExecutor* executor,
-                       cudaStream_t stream, cudaError_t* launch_error) {
-  (void)workspace;  // the plan needs none (see SiluGradCudaGetWorkspaceSize)
-  (void)workspace_size;
-  if (executor == nullptr) return kErrParamNullptr;
-  std::unique_ptr<SiluGradCudaExecutor> owned(executor);  // run once
-  const SiluGradCudaExecutor& e = *executor;
-  if (e.numel == 0) return kSuccess;  // nothing is launched
-  if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
-    return kErrParamNullptr;
-  }
-  return LaunchFor(e.dtype, launch_error, [&]<DataType T>() { return Launch<T>(e, stream); });
+// Phase 1 is every gradient's (cuda/plan.cc) with SiluGrad's kernels.
+Status SiluGradCudaGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
+                                    const TensorDesc* grad_input, uint64_t* workspace_size,
+                                    CudaExecutor** executor) {
+  return PlanGradCuda(&LaunchSiluGrad, grad_output, self, grad_input, workspace_size, executor);
 }
 
 }  // namespace jas
