@@ -69,8 +69,8 @@ struct SlotAllocated {
 
 // An elementwise gradient out = g * f'(x) over two operands that broadcast
 // to the result (SiluGrad's operands and checks, common/validate.h): the plan
-// of PlanGradCuda, launched by the operation's own `launch` (its kernels,
-// SiluGrad's in silu_grad_cuda.cu). Every such operation shares it.
+// of PlanGradCuda, launched by the operation's own `launch` (grad.cuh's
+// kernels over its arithmetic: LaunchGrad). Every such operation shares it.
 struct GradCudaPlan final : CudaExecutor, SlotAllocated<GradCudaPlan> {
   using LaunchFn = Status (*)(const GradCudaPlan& plan, cudaStream_t stream, cudaError_t* launch_error);
   Status Launch(void* workspace, uint64_t workspace_size, cudaStream_t stream,
