@@ -41,7 +41,8 @@
 
 #include "common/half.h"
 #include "common/silu_grad_f32.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "cpu/simd_scalar.h"
 #include "exhaustive_proof.h"
 #include "kernel_test_util.h"
@@ -104,13 +105,13 @@ bool Run(jas::Isa isa, const float* g, const float* x, float* out, int64_t n) {
   jas::TensorDesc tx{DataType::kFloat32, 1, dims, nullptr, 0, n, const_cast<float*>(x)};
   jas::TensorDesc to{DataType::kFloat32, 1, dims, nullptr, 0, n, out};
   uint64_t ws = 0;
-  jas::SiluGradExecutor* e = nullptr;
+  jas::CpuExecutor* e = nullptr;
   if (jas::SiluGradGetWorkspaceSize(&tg, &tx, &to, &ws, &e) != jas::kSuccess || ws != 0) return false;
-  if (jas::SiluGradSetIsa(e, isa) != jas::kSuccess) {
-    jas::SiluGradDestroyExecutor(e);
+  if (jas::CpuSetIsa(e, isa) != jas::kSuccess) {
+    jas::CpuDestroyExecutor(e);
     return false;
   }
-  return jas::SiluGradRun(nullptr, 0, e, nullptr) == jas::kSuccess;
+  return jas::CpuRun(nullptr, 0, e, nullptr) == jas::kSuccess;
 }
 
 // Checks bit patterns [begin, end) with the given stride, block by block.

@@ -42,7 +42,8 @@
 #include "common/swiglu_grad_half.h"
 #include "common/swiglu_grad_math.h"
 #include "cpu/simd_scalar.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "swiglu_grad.h"
 #include "exhaustive_proof.h"
 #include "kernel_test_util.h"
 
@@ -105,9 +106,9 @@ bool Run(DataType t, const S* g, const S* a, const S* b, S* da, S* db, int64_t n
   auto desc = [&](const S* p) { return jas::TensorDesc{t, 1, dims, nullptr, 0, n, const_cast<S*>(p)}; };
   const jas::TensorDesc tg = desc(g), ta = desc(a), tb = desc(b), tda = desc(da), tdb = desc(db);
   uint64_t ws = 0;
-  jas::SwiGluGradExecutor* e = nullptr;
+  jas::CpuExecutor* e = nullptr;
   if (jas::SwiGluGradPairGetWorkspaceSize(&tg, &ta, &tb, &tda, &tdb, &ws, &e) != jas::kSuccess) return false;
-  return jas::SwiGluGradRun(nullptr, 0, e, nullptr) == jas::kSuccess;
+  return jas::CpuRun(nullptr, 0, e, nullptr) == jas::kSuccess;
 }
 
 void Exact(float g, float a, float b, double* da, double* db) {

@@ -24,7 +24,8 @@
 #include "common/dtype.h"
 #include "common/half.h"
 #include "cpu/isa.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 
 // The plain formula once per vector ISA: plain_formula.inc written against
 // the kernel's vector ops V, compiled here for that ISA only (the rest of this
@@ -130,14 +131,14 @@ int main(int argc, char** argv) {
     const auto& bf16 = k->by_type[jas::DtypeIndex(jas::DataType::kBFloat16)];
     const auto& f16 = k->by_type[jas::DtypeIndex(jas::DataType::kFloat16)];
     const std::string n = jas::IsaName(isa);
-    cases.push_back({n + " | float32", f32.full, g.data(), x.data(), out.data(), {}, {}});
+    cases.push_back({n + " | float32", f32.silu.full, g.data(), x.data(), out.data(), {}, {}});
     if (const jas::BlockFn plain = PlainFor(isa)) {
       cases.push_back({n + " | float32, plain formula", plain, g.data(), x.data(), out.data(), {}, {}});
     }
-    cases.push_back({n + " | float32, subnormal g", f32.full, gs.data(), x.data(), out.data(), {}, {}});
-    cases.push_back({n + " | bfloat16", bf16.full, gb.data(), xb.data(), out16.data(), {}, {}});
-    cases.push_back({n + " | bfloat16, subnormal g", bf16.full, gbs.data(), xb.data(), out16.data(), {}, {}});
-    cases.push_back({n + " | float16", f16.full, gh.data(), xh.data(), out16.data(), {}, {}});
+    cases.push_back({n + " | float32, subnormal g", f32.silu.full, gs.data(), x.data(), out.data(), {}, {}});
+    cases.push_back({n + " | bfloat16", bf16.silu.full, gb.data(), xb.data(), out16.data(), {}, {}});
+    cases.push_back({n + " | bfloat16, subnormal g", bf16.silu.full, gbs.data(), xb.data(), out16.data(), {}, {}});
+    cases.push_back({n + " | float16", f16.silu.full, gh.data(), xh.data(), out16.data(), {}, {}});
   }
   for (int r = 0; r < rounds; ++r) {
     for (Case& c : cases) {

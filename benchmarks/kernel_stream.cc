@@ -41,7 +41,8 @@
 
 #include "common/dtype.h"
 #include "common/half.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "cpu/fresh_pages.h"
 
 namespace {
@@ -285,10 +286,10 @@ class Bench {
     jas::TensorDesc x{c_.dtype, 1, dims, nullptr, 0, n_, x_};
     jas::TensorDesc o{c_.dtype, 1, dims, nullptr, 0, n_, out};
     uint64_t ws = 0;
-    jas::SiluGradExecutor* e = nullptr;
+    jas::CpuExecutor* e = nullptr;
     if (jas::SiluGradGetWorkspaceSize(&g, &x, &o, &ws, &e) != jas::kSuccess || ws != 0) std::abort();
     const jas::Parallel parallel{&pool_, pool_.workers(), &Pool::ScheduleRaw};
-    if (jas::SiluGradRun(nullptr, 0, e, &parallel) != jas::kSuccess) std::abort();
+    if (jas::CpuRun(nullptr, 0, e, &parallel) != jas::kSuccess) std::abort();
   }
   void Stream(char* out) {
     const int64_t floats = static_cast<int64_t>(bytes_ / 4);

@@ -1,7 +1,7 @@
 """Instructions per element of the kernel's compiled inner loops, from objdump.
 
 A proxy for speed where no hardware can time the code (aarch64 here): the
-hot loop of one block kernel (``block::Run<V, Full<V, F32>, false>`` and friends in
+hot loop of one block kernel (``block::Run<V, Full<V, F32, Silu>, false>`` and friends in
 kernel/cpu/block.h) is disassembled, and the shortest cycle through a loop
 head that calls nothing is taken as the loop's common path. That is the
 path on which every "does any lane need the rare path" test says no, since
@@ -125,7 +125,8 @@ def main() -> int:
     if args.kernel == "swiglu":
         prefix = f"void jas::block::RunSwiGlu<jas::simd::{isa}, {elem} >("
     else:
-        prefix = f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem} >, {streaming}>("
+        prefix = (f"void jas::block::Run<jas::simd::{isa}, jas::block::Full<jas::simd::{isa}, {elem}, "
+                  f"jas::block::Silu>, {streaming}>(")
     insns = disassemble(args.objdump, args.object, prefix)
     if not insns:
         print(f"no function {prefix}...) in {args.object}", file=sys.stderr)

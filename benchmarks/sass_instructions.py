@@ -7,7 +7,7 @@ per element decide whether the kernel can be memory-bound at all, and the
 registers decide how many threads, and so how many bytes of loads, an SM
 holds in flight.
 
-The kernels of kernel/cuda/silu_grad_cuda.cu (SiluGrad) and
+The kernels of kernel/cuda/silu_grad_cuda.cu (SiluGrad: grad.cuh's over its arithmetic) and
 kernel/cuda/swiglu_grad_cuda.cu (SwiGluGrad) are compiled with nvcc (the
 flags of cmake/cuda_backend.cmake) or read from built objects, disassembled
 with cuobjdump (and the nvdisasm it calls), and each kernel's loop found in
@@ -64,13 +64,14 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "kernel" / "cuda" / "silu_grad_cuda.cu", ROOT / "kernel" / "cuda" / "swiglu_grad_cuda.cu"]
 #: kernel/common/dtype.h's DataType values, as they appear in mangled names, and element bytes.
 DTYPES = {"float32": ("E0", 4), "float16": ("E1", 2), "bfloat16": ("E27", 2)}
-#: The kernels measured: path -> mangled-name pattern with {dt}; SiluGrad's flat kernel's
+#: The kernels measured: path -> mangled-name pattern with {dt}; SiluGrad's (grad.cuh's with
+#: its arithmetic, Silu) flat kernel's
 #: non-aliased instantiation, its broadcast kernel for whole, aligned items (non-aliased);
 #: SwiGluGrad's packed split off the first axis (FastDivmod rows) and its pair form (one
 #: dense run).
 KERNELS = {
-    "flat": r"FlatKernelILNS_8DataType{dt}ELb0E",
-    "broadcast": r"BroadcastVectorKernelILNS_8DataType{dt}ELb0E",
+    "flat": r"FlatKernelI\w*?4SiluELNS_8DataType{dt}ELb0E",
+    "broadcast": r"BroadcastVectorKernelI\w*?4SiluELNS_8DataType{dt}ELb0E",
     "swiglu packed": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE1E",
     "swiglu pair": r"SwiGluKernelILNS_8DataType{dt}ELNS_4cuda11SwiGluIndexE0E",
 }

@@ -4,6 +4,7 @@
 #define JAX_ASCEND_SILU_FFI_HANDLERS_H_
 
 #include <span>
+#include <string>
 
 #include "xla/ffi/api/c_api.h"
 
@@ -32,6 +33,11 @@ struct Registration {
 std::span<const Registration> CpuRegistrations();
 std::span<const Registration> CudaRegistrations();
 std::span<const Registration> AscendRegistrations();
+
+// Loads the kernels of every operation CudaRegistrations() lists (each
+// operation's <Op>CudaLoadKernels, beside that table): "" on success, else
+// the first failure's reason.
+std::string CudaLoadKernels();
 
 }  // namespace jas::ffi
 

@@ -11,8 +11,9 @@
 // dense row-major views (null strides, or the row-major ones), each within
 // its storage. The results may be written over the inputs, element for
 // element (out over x, dA over A, dB over B), and over nothing else.
-// Each backend's two phases mirror SiluGrad's (silu_grad.h): cpu/swiglu_grad_cpu.h,
-// cuda/swiglu_grad_cuda.h.
+// Each backend's two phases are SiluGrad's (silu_grad.h): phase 1 below, phase
+// 2 the backend's one (cpu/backend.h, cuda/backend.h); Ascend runs CANN's
+// own operator (ascend/glue.h).
 #ifndef JAX_ASCEND_SILU_KERNEL_SWIGLU_GRAD_H_
 #define JAX_ASCEND_SILU_KERNEL_SWIGLU_GRAD_H_
 
@@ -47,6 +48,29 @@ Status CheckSwiGluPacked(const TensorDesc* y_grad, const TensorDesc* x, int64_t 
                          SwiGluLayout* layout, std::string* why);
 Status CheckSwiGluPair(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b, const TensorDesc* grad_a,
                        const TensorDesc* grad_b, SwiGluLayout* layout, std::string* why);
+
+// Phase 1 on the CPU, packed (aclnnSwiGluGradGetWorkspaceSize's signature):
+// x = [A | B] along `dim`, out = [dA | dB]. The workspace is always 0 bytes.
+Status SwiGluGradGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim, const TensorDesc* out,
+                                  uint64_t* workspace_size, CpuExecutor** executor);
+// Phase 1 on the CPU, pair: A and B separate, dA and dB likewise.
+Status SwiGluGradPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
+                                      const TensorDesc* grad_a, const TensorDesc* grad_b, uint64_t* workspace_size,
+                                      CpuExecutor** executor);
+
+// The same two on NVIDIA GPUs, for CudaRun (host only, nothing touches the
+// device; `data` pointers are device pointers). The workspace is always 0
+// bytes.
+Status SwiGluGradCudaGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim,
+                                      const TensorDesc* out, uint64_t* workspace_size, CudaExecutor** executor);
+Status SwiGluGradCudaPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
+                                          const TensorDesc* grad_a, const TensorDesc* grad_b,
+                                          uint64_t* workspace_size, CudaExecutor** executor);
+
+// Loads every kernel CudaRun may launch for SwiGluGrad on each visible
+// device, as SiluGradCudaLoadKernels does for SiluGrad's. "" on success,
+// else why not.
+std::string SwiGluGradCudaLoadKernels();
 
 }  // namespace jas
 

@@ -1,6 +1,7 @@
 // The tensor vocabulary every operation's contract speaks (silu_grad.h,
 // swiglu_grad.h): a strided view over a buffer, as aclCreateTensor describes
-// one, and the rank limit. Plain C++: no XLA, no Python.
+// one, the rank limit, and the backends' executor types. Plain C++: no XLA,
+// no Python.
 #ifndef JAX_ASCEND_SILU_KERNEL_TENSOR_H_
 #define JAX_ASCEND_SILU_KERNEL_TENSOR_H_
 
@@ -12,6 +13,14 @@
 namespace jas {
 
 inline constexpr int64_t kMaxRank = 8;
+
+// Each backend's one executor type: what every operation's phase 1 (declared
+// in its contract header) makes and the backend's one phase 2 runs, as every
+// aclnn operator's phase 1 makes an aclOpExecutor. Defined in
+// cpu/executor.h and cuda/executor.h; phase 2 in cpu/backend.h and
+// cuda/backend.h.
+struct CpuExecutor;
+struct CudaExecutor;
 
 // A strided view of a tensor (as aclCreateTensor describes one).
 struct TensorDesc {

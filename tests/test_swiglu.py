@@ -290,15 +290,20 @@ def test_swiglu_grad_counterexample_near_the_root():
     _assert_ulp(np.asarray(dx)[:1], np.array([exact]), np.float32)
 
 
-def test_swiglu_grad_near_the_root_with_random_factors():
-    rng = np.random.default_rng(46)
-    window = _root_window(0.02)
-    a = rng.choice(window, 1 << 16)
+def _assert_random_factors(rng, a):
+    # dA and dB of every A against random g and B, within the float32 bound of their exact values.
     g, b = _factors(rng, a.size), _factors(rng, a.size)
     d_gate, d_up = jas.silu_mul_grad(g, a, b)
     exact_gate, exact_up = _exact_grads(g, a, b)
     _assert_ulp(d_gate, exact_gate, np.float32)
     _assert_ulp(d_up, exact_up, np.float32)
+
+
+def test_swiglu_grad_near_the_root_with_random_factors():
+    rng = np.random.default_rng(46)
+    window = _root_window(0.02)
+    a = rng.choice(window, 1 << 16)
+    _assert_random_factors(rng, a)
 
 
 def test_swiglu_grad_worst_near_root_inputs_with_many_factors():
@@ -310,11 +315,7 @@ def test_swiglu_grad_worst_near_root_inputs_with_many_factors():
     assert err.max() > 0.5  # the window holds inputs that are not correctly rounded: there is a worst
     rng = np.random.default_rng(4096)
     a = np.repeat(window[np.argsort(err)[-64:]], 4096)
-    g, b = _factors(rng, a.size), _factors(rng, a.size)
-    d_gate, d_up = jas.silu_mul_grad(g, a, b)
-    exact_gate, exact_up = _exact_grads(g, a, b)
-    _assert_ulp(d_gate, exact_gate, np.float32)
-    _assert_ulp(d_up, exact_up, np.float32)
+    _assert_random_factors(rng, a)
 
 
 def test_swiglu_grad_from_a_24_on_is_g_times_b_and_g_times_a():

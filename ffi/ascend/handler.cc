@@ -50,7 +50,7 @@ xffi::Error SiluGradAscendImpl(cann::aclrtStream stream, xffi::ScratchAllocator 
   }
   const ascend::WorkspaceSource workspace{&scratch, &AllocateFromScratch};
   return ascend::ToFfiError(
-      ascend::SiluBackward(ascend::ProcessCann(), stream, workspace, ops[0], ops[1], ops[2]));
+      ascend::GradBackward(ascend::ProcessCann(), ascend::kSiluBackward, stream, workspace, ops[0], ops[1], ops[2]));
 }
 
 // Packed: aclnnSwiGluGrad as it is. Pair: CANN has no such form, so the glue

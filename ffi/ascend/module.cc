@@ -43,9 +43,9 @@ NB_MODULE(_silu_grad_ascend, m) {
     d["notes"] = notes;
     const jas::ascend::CannLibrary* op = cann.operator_library();
     d["operator_library"] = op != nullptr ? op->path : std::string();
-    const jas::ascend::CannLibrary* swiglu = cann.swiglu_library();
-    d["swiglu_operator_library"] = swiglu != nullptr ? swiglu->path : std::string();
-    d["swiglu_problem"] = cann.swiglu_problem();
+    const jas::ascend::FoundOperator& swiglu = cann.op(jas::ascend::kSwiGluGrad);
+    d["swiglu_operator_library"] = swiglu.library.path;
+    d["swiglu_problem"] = swiglu.problem;
     return d;
   }, "What the search for CANN found (once per process, on first use): found, problem, libraries (role, name, path, "
      "origin), operator_library (the file aclnnSiluBackward comes from, or ''), swiglu_operator_library (aclnnSwiGluGrad's, "

@@ -10,8 +10,9 @@
 #include "silu_grad_operands.h"
 #include "cpu/environment.h"
 #include "cpu/helpers.h"
-#include "cpu/silu_grad_cpu.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
+#include "swiglu_grad.h"
 #include "swiglu_operands.h"
 #include "tensor_desc.h"
 #include "workspace.h"
@@ -31,19 +32,19 @@ int64_t ThreadsPerCall(const xffi::ThreadPool& pool) {
 xffi::Error SiluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                             xffi::Result<xffi::AnyBuffer> grad_input) {
   uint64_t workspace_bytes = 0;
-  SiluGradExecutor* executor = nullptr;
+  CpuExecutor* executor = nullptr;
   if (xffi::Error err = SiluGradPhase1(&SiluGradGetWorkspaceSize, grad_output, self, *grad_input,
                                        &workspace_bytes, &executor); err.failure()) {
     return err;
   }
   HostWorkspace workspace;
   if (xffi::Error err = AllocateHostWorkspace(workspace_bytes, &workspace); err.failure()) {
-    SiluGradDestroyExecutor(executor);
+    CpuDestroyExecutor(executor);
     return err;
   }
   AdviseHugePagesIfFresh(grad_input->untyped_data(), grad_input->size_bytes());
   const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
-  if (Status s = SiluGradRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
+  if (Status s = CpuRun(workspace.get(), workspace_bytes, executor, &parallel); s != kSuccess) {
     return SiluGradError(s, "phase 2 (Run)", "grad_input " + ShapeString(*grad_input));
   }
   return xffi::Error::Success();
@@ -54,7 +55,7 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
   SwiGluBuffers buffers;
   if (xffi::Error err = DecodeSwiGlu(grad_output, args, rets, axis, &buffers); err.failure()) return err;
   uint64_t workspace_bytes = 0;  // always 0 on the CPU
-  SwiGluGradExecutor* executor = nullptr;
+  CpuExecutor* executor = nullptr;
   if (xffi::Error err = SwiGluPhase1(&SwiGluGradGetWorkspaceSize, &SwiGluGradPairGetWorkspaceSize, buffers,
                                      &workspace_bytes, &executor);
       err.failure()) {
@@ -64,7 +65,7 @@ xffi::Error SwiGluGradCpuImpl(xffi::ThreadPool pool, xffi::AnyBuffer grad_output
     AdviseHugePagesIfFresh(buffers.buffers[i]->untyped_data(), buffers.buffers[i]->size_bytes());
   }
   const Parallel parallel = CpuHelpers(ThreadsPerCall(pool));
-  if (Status s = SwiGluGradRun(nullptr, 0, executor, &parallel); s != kSuccess) {
+  if (Status s = CpuRun(nullptr, 0, executor, &parallel); s != kSuccess) {
     return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   }
   return xffi::Error::Success();

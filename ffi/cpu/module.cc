@@ -9,7 +9,8 @@
 
 #include "module.h"
 #include "cpu/environment.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 
 namespace nb = nanobind;
 

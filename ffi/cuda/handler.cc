@@ -6,8 +6,9 @@
 
 #include <string>
 
-#include "cuda/silu_grad_cuda.h"
-#include "cuda/swiglu_grad_cuda.h"
+#include "cuda/backend.h"
+#include "silu_grad.h"
+#include "swiglu_grad.h"
 #include "handlers.h"
 #include "silu_grad_operands.h"
 #include "swiglu_operands.h"
@@ -53,7 +54,7 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
                              xffi::AnyBuffer grad_output, xffi::AnyBuffer self,
                              xffi::Result<xffi::AnyBuffer> grad_input) {
   uint64_t workspace_bytes = 0;
-  SiluGradCudaExecutor* executor = nullptr;
+  CudaExecutor* executor = nullptr;
   if (xffi::Error err =
           SiluGradPhase1(&SiluGradCudaGetWorkspaceSize, grad_output, self, *grad_input, &workspace_bytes, &executor);
       err.failure()) {
@@ -63,11 +64,11 @@ xffi::Error SiluGradCudaImpl(cudaStream_t stream, xffi::ScratchAllocator scratch
   xffi::Error err = CheckWorkspaceOutsideCapture(stream, workspace_bytes);
   if (!err.failure()) err = AllocateWorkspace(scratch, workspace_bytes, &workspace);
   if (err.failure()) {
-    SiluGradCudaDestroyExecutor(executor);
+    CudaDestroyExecutor(executor);
     return err;
   }
   cudaError_t launch_error = cudaSuccess;
-  const Status s = SiluGradCudaRun(workspace, workspace_bytes, executor, stream, &launch_error);
+  const Status s = CudaRun(workspace, workspace_bytes, executor, stream, &launch_error);
   if (s == kErrRuntime) {
     return LaunchError("silu_grad", launch_error, OperandsString(grad_output, self, *grad_input));
   }
@@ -83,14 +84,14 @@ xffi::Error SwiGluGradCudaImpl(cudaStream_t stream, xffi::AnyBuffer grad_output,
   SwiGluBuffers buffers;
   if (xffi::Error err = DecodeSwiGlu(grad_output, args, rets, axis, &buffers); err.failure()) return err;
   uint64_t workspace_bytes = 0;
-  SwiGluGradCudaExecutor* executor = nullptr;
+  CudaExecutor* executor = nullptr;
   if (xffi::Error err = SwiGluPhase1(&SwiGluGradCudaGetWorkspaceSize, &SwiGluGradCudaPairGetWorkspaceSize,
                                      buffers, &workspace_bytes, &executor);
       err.failure()) {
     return err;
   }
   cudaError_t launch_error = cudaSuccess;
-  const Status s = SwiGluGradCudaRun(nullptr, 0, executor, stream, &launch_error);
+  const Status s = CudaRun(nullptr, 0, executor, stream, &launch_error);
   if (s == kErrRuntime) return LaunchError("SwiGluGrad", launch_error, buffers.Shapes());
   if (s != kSuccess) return SwiGluError(s, "phase 2 (Run)", buffers.Shapes());
   return xffi::Error::Success();
@@ -101,7 +102,7 @@ xffi::Error SwiGluGradCudaImpl(cudaStream_t stream, xffi::AnyBuffer grad_output,
 
 // Safe inside a CUDA graph: it only launches kernels on the given stream and
 // never waits on or queries it beyond cudaStreamIsCapturing; its kernels are
-// loaded when the module is imported (SiluGradCudaLoadKernels), so a capture
+// loaded when the module is imported (CudaLoadKernels), so a capture
 // never loads one; and a workspace, the one allocation that would not outlive
 // the capture, is refused while capturing (CheckWorkspaceOutsideCapture;
 // today's plans need none). Without the trait XLA splits command buffers
@@ -114,7 +115,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(
     {::xla::ffi::Traits::kCmdBufferCompatible});
 
 // Command-buffer compatible for SiluGrad's reasons above: it only launches on
-// the given stream, its kernels are loaded at import (SwiGluGradCudaLoadKernels)
+// the given stream, its kernels are loaded at import (CudaLoadKernels)
 // and it allocates nothing.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(
     JaxAscendSwiGluGradCuda, jas::ffi::SwiGluGradCudaImpl,
@@ -127,4 +128,12 @@ std::span<const jas::ffi::Registration> jas::ffi::CudaRegistrations() {
   static constexpr Registration kTable[] = {{kSiluGrad, &JaxAscendSiluGradCuda},
                                             {kSwiGluGrad, &JaxAscendSwiGluGradCuda}};
   return kTable;
+}
+
+// Their kernels, in the table's order (handlers.h).
+std::string jas::ffi::CudaLoadKernels() {
+  for (std::string (*load)() : {&SiluGradCudaLoadKernels, &SwiGluGradCudaLoadKernels}) {
+    if (std::string why = load(); !why.empty()) return why;
+  }
+  return "";
 }

@@ -9,8 +9,7 @@
 
 #include <string>
 
-#include "cuda/silu_grad_cuda.h"
-#include "cuda/swiglu_grad_cuda.h"
+#include "handlers.h"
 #include "module.h"
 
 namespace nb = nanobind;
@@ -20,11 +19,8 @@ NB_MODULE(_silu_grad_cuda, m) {
 
   jas::ffi::DefineRegistrations(m, jas::ffi::CudaRegistrations());
 
-  // SiluGrad's kernels, then SwiGluGrad's; the first failure is the reason.
-  static const std::string load_error = [] {
-    const std::string silu = jas::SiluGradCudaLoadKernels();
-    return silu.empty() ? jas::SwiGluGradCudaLoadKernels() : silu;
-  }();
+  // Every operation's kernels; the first failure is the reason.
+  static const std::string load_error = jas::ffi::CudaLoadKernels();
   m.def("kernel_load_error", [] { return load_error; },
         "Why the kernels could not be loaded when this module was imported (no driver, no GPU, ...), or '' "
         "when they were loaded on every visible GPU.");

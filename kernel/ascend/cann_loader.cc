@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -180,12 +181,6 @@ std::string NotFound(const Role& role, bool op, const CannSearch& search, const 
   return line;
 }
 
-// What a SwiGluGrad call on a CANN without aclnnSwiGluGrad is told to do.
-constexpr char kSwiGluAdvice[] =
-    "SwiGluGrad on Ascend needs aclnnSwiGluGrad (ops-nn's swi_glu_grad): install CANN 8.0.RC1 or later "
-    "(Atlas inference chips: 8.0.RC3, Atlas A3: 8.1.RC1; Ascend 950: 8.5), or run SwiGluGrad on the CPU; "
-    "SiluGrad is unaffected";
-
 template <class Fn>
 bool Lookup(void* handle, const char* name, Fn** out) {
   // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
@@ -254,9 +249,8 @@ CannSearch SearchFromEnvironment() {
 Cann::Cann(Cann&& other) noexcept
     : api_(other.api_),
       problem_(std::move(other.problem_)),
-      swiglu_problem_(std::move(other.swiglu_problem_)),
       libraries_(std::move(other.libraries_)),
-      swiglu_library_(std::move(other.swiglu_library_)),
+      operators_(std::move(other.operators_)),
       notes_(std::move(other.notes_)),
       version_(std::move(other.version_)),
       version_note_(std::move(other.version_note_)),
@@ -272,13 +266,14 @@ Cann::~Cann() {
 Cann Cann::Load(const CannSearch& search) {
   Cann cann;
   std::vector<std::string> missing;
-  // Dependencies first: the operator library needs the other two.
+  // Dependencies first: the operator library needs the other two. It is the
+  // one that has the first required operator's phase 1.
+  const std::string probe = std::string(kAclnnOperators[0]->aclnn) + "GetWorkspaceSize";
   const Role roles[3] = {
       {"ACL runtime", {"libacl_rt.so", "libascendcl.so"}, "aclGetRecentErrMsg"},
       {"aclnn tensor API", {"libnnopbase.so"}, "aclCreateTensor"},
-      {"operator library", {"libcust_opapi.so", "libopapi_*.so", "libopapi.so"}, "aclnnSiluBackwardGetWorkspaceSize"},
+      {"operator library", {"libcust_opapi.so", "libopapi_*.so", "libopapi.so"}, probe.c_str()},
   };
-  const Role swiglu = {"SwiGluGrad's operator library", roles[2].names, "aclnnSwiGluGradGetWorkspaceSize"};
   void* handles[3] = {nullptr, nullptr, nullptr};
   for (int i = 0; i < 3; ++i) {
     CannLibrary found;
@@ -306,27 +301,42 @@ Cann Cann::Load(const CannSearch& search) {
   require(0, "aclrtGetDevice", &api.aclrtGetDevice);
   require(1, "aclCreateTensor", &api.aclCreateTensor);
   require(1, "aclDestroyTensor", &api.aclDestroyTensor);
-  require(2, "aclnnSiluBackwardGetWorkspaceSize", &api.aclnnSiluBackwardGetWorkspaceSize);
-  require(2, "aclnnSiluBackward", &api.aclnnSiluBackward);
-  // SwiGluGrad's operator, optional: its own search in torch_npu's order
-  // (not made when CANN itself is missing: problem() says so already).
-  if (missing.empty()) {
+  cann.operators_.resize(std::size(kAclnnOperators));
+  for (size_t i = 0; i < std::size(kAclnnOperators); ++i) {
+    const AclnnOperator& row = *kAclnnOperators[i];
+    if (row.advice != nullptr) continue;
+    FoundOperator& found = cann.operators_[i];
+    const std::string phase1 = std::string(row.aclnn) + "GetWorkspaceSize";
+    require(2, phase1.c_str(), &found.phase1);
+    require(2, row.aclnn, &found.phase2);
+    if (found.phase1 == nullptr) found.phase2 = nullptr;  // both, or neither
+  }
+  // The optional operators, each its own search in torch_npu's order (not
+  // made when CANN itself is missing: problem() says so already).
+  for (size_t i = 0; i < std::size(kAclnnOperators) && missing.empty(); ++i) {
+    const AclnnOperator& row = *kAclnnOperators[i];
+    if (row.advice == nullptr) continue;
+    FoundOperator& found = cann.operators_[i];
+    const std::string phase1 = std::string(row.aclnn) + "GetWorkspaceSize";
+    const std::string role = std::string(row.op) + "'s operator library";
+    const Role optional = {role.c_str(), roles[2].names, phase1.c_str()};
     std::vector<std::string> tried;
-    void* handle = Find(swiglu, OperatorCandidates(search, &tried), &cann.swiglu_library_, &tried);
+    void* handle = Find(optional, OperatorCandidates(search, &tried), &found.library, &tried);
     if (handle == nullptr) {
-      cann.swiglu_problem_ = NotFound(swiglu, true, search, tried);
+      found.problem = NotFound(optional, true, search, tried);
     } else {
-      cann.handles_.push_back(handle);  // the SiluGrad library's again, most often: dlopen counts references
-      if (!Lookup(handle, "aclnnSwiGluGrad", &api.aclnnSwiGluGrad)) {
-        cann.swiglu_problem_ = std::string(swiglu.role) + ": " + cann.swiglu_library_.path + " has no aclnnSwiGluGrad";
+      cann.handles_.push_back(handle);  // the required operators' library again, most often: dlopen counts references
+      if (!Lookup(handle, row.aclnn, &found.phase2)) {
+        found.problem = role + ": " + found.library.path + " has no " + row.aclnn;
       } else {
-        Lookup(handle, swiglu.probe, &api.aclnnSwiGluGradGetWorkspaceSize);
+        Lookup(handle, phase1.c_str(), &found.phase1);
       }
     }
-    if (!cann.swiglu_problem_.empty()) {
-      api.aclnnSwiGluGrad = nullptr;
-      cann.swiglu_problem_ += std::string("\n") + kSwiGluAdvice;
-      cann.notes_.push_back(cann.swiglu_problem_);
+    if (!found.problem.empty()) {
+      found.phase1 = nullptr;
+      found.phase2 = nullptr;
+      found.problem += std::string("\n") + row.advice;
+      cann.notes_.push_back(found.problem);
     }
   }
   if (handles[0] != nullptr) Lookup(handles[0], "aclrtMemcpyAsync", &api.aclrtMemcpyAsync);
@@ -376,6 +386,14 @@ const CannLibrary* Cann::operator_library() const {
     if (lib.role == "operator library") return &lib;
   }
   return nullptr;
+}
+
+const FoundOperator& Cann::op(const AclnnOperator& row) const {
+  static const FoundOperator kNone;
+  for (size_t i = 0; i < operators_.size(); ++i) {
+    if (kAclnnOperators[i] == &row) return operators_[i];
+  }
+  return kNone;
 }
 
 const Cann& ProcessCann() {

@@ -1,23 +1,24 @@
 // Finding CANN at run time. Nothing of CANN is linked: the ACL runtime
 // (libacl_rt, or libascendcl before CANN 9), the aclnn tensor API
-// (libnnopbase) and the libraries providing aclnnSiluBackward and
-// aclnnSwiGluGrad are opened with
-// dlopen when first needed, and each function is looked up by name, so one
-// build serves every CANN version and a machine without CANN imports and runs
+// (libnnopbase) and the libraries providing the operators of the table
+// (operators.h: aclnnSiluBackward, aclnnSwiGluGrad) are opened with dlopen
+// when first needed, and each function is looked up by name, so one build
+// serves every CANN version and a machine without CANN imports and runs
 // everything else. Whatever is missing -- a library, a function -- becomes a
 // message, never a crash.
 //
-// The operator is looked for in torch_npu's order (op-plugin's
+// An operator is looked for in torch_npu's order (op-plugin's
 // GetOpApiFuncAddr), so a custom aclnnSiluBackward a user installed for
 // torch_npu is the one used here too: custom operator packages first (each
 // entry of $ASCEND_CUSTOM_OPP_PATH, then each vendor of load_priority in
 // $ASCEND_OPP_PATH/vendors/config.ini: <dir>/op_api/lib/libcust_opapi.so),
 // then the per-repository libraries libopapi_*.so of CANN's lib64 (libopapi_nn
-// from CANN 8.5), then libopapi.so. Each operator is looked for on its own,
-// as torch_npu looks up each symbol: a custom package with aclnnSiluBackward
-// alone leaves aclnnSwiGluGrad to CANN's own library. SwiGluGrad is
-// optional: a CANN without it (older than 8.0.RC1) still serves SiluGrad,
-// and a SwiGluGrad call says what is missing and what to install.
+// from CANN 8.5), then libopapi.so. Each optional operator is looked for on
+// its own, as torch_npu looks up each symbol: a custom package with
+// aclnnSiluBackward alone leaves aclnnSwiGluGrad to CANN's own library. A
+// CANN without an optional operator (aclnnSwiGluGrad before 8.0.RC1) still
+// serves the others, and a call that needs it says what is missing and what
+// to install (its row's advice).
 #ifndef JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 #define JAX_ASCEND_SILU_KERNEL_ASCEND_CANN_LOADER_H_
 
@@ -25,19 +26,16 @@
 #include <vector>
 
 #include "ascend/cann.h"
+#include "ascend/operators.h"
 
 namespace jas::ascend {
 
-// The CANN functions the Ascend path calls. In a Cann that ok(), the required
-// ones are all set; the optional ones may be null.
+// The CANN functions the Ascend path calls besides the operators (Cann::op).
+// In a Cann that ok(), the required ones are all set; the optional ones may
+// be null.
 struct CannApi {
   cann::aclCreateTensorFn* aclCreateTensor = nullptr;
   cann::aclDestroyTensorFn* aclDestroyTensor = nullptr;
-  cann::aclnnSiluBackwardGetWorkspaceSizeFn* aclnnSiluBackwardGetWorkspaceSize = nullptr;
-  cann::aclnnSiluBackwardFn* aclnnSiluBackward = nullptr;
-  // Optional: SwiGluGrad's operator (both set, or both null; Cann::swiglu_problem() says why).
-  cann::aclnnSwiGluGradGetWorkspaceSizeFn* aclnnSwiGluGradGetWorkspaceSize = nullptr;
-  cann::aclnnSwiGluGradFn* aclnnSwiGluGrad = nullptr;
   // Optional: stream-ordered device copies, for SwiGluGrad's pair form
   // (every ACL runtime has it; a SwiGluGrad pair call without it says so).
   cann::aclrtMemcpyAsyncFn* aclrtMemcpyAsync = nullptr;
@@ -95,6 +93,19 @@ struct CannLibrary {
   std::string origin;  // where it was found: "$ASCEND_HOME_PATH/lib64", "the loader path", ...
 };
 
+// One operator of the table as found: both phases, or neither.
+struct FoundOperator {
+  // <aclnn>GetWorkspaceSize, as dlsym returned it: the glue calls it as the
+  // phase-1 type of cann.h its operands have (Cann::Phase1).
+  void* phase1 = nullptr;
+  cann::aclnnPhase2Fn* phase2 = nullptr;
+  // An optional operator's: what is missing and what to install (also one of
+  // Cann::notes()), or "" when found; and the library it comes from (path ""
+  // when none has it). A required operator's problems are Cann::problem()'s.
+  std::string problem;
+  CannLibrary library;
+};
+
 class Cann {
  public:
   // Opens the libraries and looks the functions up. Never throws or aborts:
@@ -111,14 +122,18 @@ class Cann {
   // What was looked for and not found, one line per missing piece; empty when ok().
   const std::string& problem() const { return problem_; }
   const std::vector<CannLibrary>& libraries() const { return libraries_; }
-  // The library aclnnSiluBackward comes from, or null when none was found.
+  // The library the required operators come from, or null when none was found.
   const CannLibrary* operator_library() const;
-  // SwiGluGrad's operator: whether this CANN has it (ok() too), what is
-  // missing and what to install when not (also one of notes()), and the
-  // library it comes from (null when none has it).
-  bool swiglu_ok() const { return ok() && swiglu_problem_.empty(); }
-  const std::string& swiglu_problem() const { return swiglu_problem_; }
-  const CannLibrary* swiglu_library() const { return swiglu_library_.path.empty() ? nullptr : &swiglu_library_; }
+  // An operator of the table (operators.h) as found, and whether this CANN
+  // can run it (ok() too).
+  const FoundOperator& op(const AclnnOperator& row) const;
+  bool ok(const AclnnOperator& row) const { return ok() && op(row).phase2 != nullptr; }
+  // Its phase 1 as `Fn`, the cann.h type of its operands (null when not found).
+  template <class Fn>
+  Fn* Phase1(const AclnnOperator& row) const {
+    // dlsym returns an object pointer; POSIX guarantees it converts to a function pointer.
+    return reinterpret_cast<Fn*>(op(row).phase1);
+  }
   // Optional functions this CANN lacks, and what that changes.
   const std::vector<std::string>& notes() const { return notes_; }
   // "8.5.0" as CANN reports it, or "" when it does not (version_note() says why).
@@ -128,9 +143,9 @@ class Cann {
  private:
   Cann() = default;
   CannApi api_;
-  std::string problem_, swiglu_problem_;
+  std::string problem_;
   std::vector<CannLibrary> libraries_;
-  CannLibrary swiglu_library_;
+  std::vector<FoundOperator> operators_;  // kAclnnOperators' rows, in order
   std::vector<std::string> notes_;
   std::string version_, version_note_;
   std::vector<void*> handles_;

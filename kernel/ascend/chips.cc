@@ -56,9 +56,11 @@ int64_t NpuArchOfSocName(const char* soc_name) {
   return 0;
 }
 
-std::string DtypesTaken(const ChipClass& chip) { return DtypeNames(chip.bfloat16); }
+std::string DtypesTaken(const ChipClass& chip, bool ChipClass::*bfloat16) { return DtypeNames(chip.*bfloat16); }
 
-std::string SwiGluDtypesTaken(const ChipClass& chip) { return DtypeNames(chip.swiglu_grad_bfloat16); }
+std::string DtypesTaken(const ChipClass& chip) { return DtypesTaken(chip, &ChipClass::bfloat16); }
+
+std::string SwiGluDtypesTaken(const ChipClass& chip) { return DtypesTaken(chip, &ChipClass::swiglu_grad_bfloat16); }
 
 std::string ClassesWith(bool ChipClass::*column) {
   std::string s;

@@ -34,10 +34,12 @@ const ChipClass& ClassOfNpuArch(int64_t npu_arch);
 // 2201, "Ascend950PR_9589" and CANN 8.5's "Ascend910_9589" -> 3510), or 0.
 int64_t NpuArchOfSocName(const char* soc_name);
 
-// "float32, float16" for a class without bfloat16, from the dtype table.
-std::string DtypesTaken(const ChipClass& chip);
+// "float32, float16" for a class without bfloat16 in the operator's
+// `bfloat16` column, from the dtype table.
+std::string DtypesTaken(const ChipClass& chip, bool ChipClass::*bfloat16);
 
-// The same for SwiGluGrad.
+// The same for aclnnSiluBackward and for aclnnSwiGluGrad.
+std::string DtypesTaken(const ChipClass& chip);
 std::string SwiGluDtypesTaken(const ChipClass& chip);
 
 // "NpuArch 2002 (an Ascend310P chip), ...": the classes where `column` holds,

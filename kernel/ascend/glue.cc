@@ -91,7 +91,7 @@ std::string RecentMessage(const CannApi& api) {
   return (m != nullptr && *m != '\0') ? m : "(CANN recorded no message)";
 }
 
-// Destroys its tensor on every path out of SiluBackward.
+// Destroys its tensor on every path out of the glue.
 class TensorHandle {
  public:
   explicit TensorHandle(const CannApi& api) : api_(api) {}
@@ -209,24 +209,42 @@ Outcome CreateTensors(const CannApi& api, const TensorDesc* const ops[n], const 
   return Outcome{};
 }
 
-// What every operator needs before its first call: CANN (`have`, else
-// `problem`), then a current context, whose chip fills *chip.
-Outcome Prepare(const Cann& cann, bool have, const std::string& problem, const char* op, const char* aclnn,
-                CurrentChip* chip) {
-  if (!have) {
+// What every operator needs before its first call: CANN with the operator
+// (else what is missing), then a current context, whose chip fills *chip,
+// then a chip class CANN builds the operator's kernel for.
+Outcome Prepare(const Cann& cann, const AclnnOperator& row, CurrentChip* chip) {
+  if (!cann.ok(row)) {
     return Fail(Failure::kNoCann, 0,
-                std::string(op) + " on Ascend needs CANN, which was not found or is incomplete:\n" + problem);
+                std::string(row.op) + " on Ascend needs CANN, which was not found or is incomplete:\n" +
+                    (cann.ok() ? cann.op(row).problem : cann.problem()));
   }
-  return CheckContext(cann.api(), chip, op, aclnn);
+  if (Outcome o = CheckContext(cann.api(), chip, row.op, row.aclnn); !o.ok()) return o;
+  if (row.kernel != nullptr && !(chip->chip->*row.kernel)) {
+    return Fail(Failure::kChip, 0,
+                std::string(row.op) + " on Ascend: CANN has no " + row.aclnn + " kernel for " +
+                    std::string(chip->soc_name != nullptr ? chip->soc_name : "this chip") + ", " +
+                    chip->chip->family + " (from its " + chip->source + "); ops-nn builds it for " +
+                    ClassesWith(row.kernel) + ": run " + row.op +
+                    " on one of those, or on the CPU (jax.device_put its operands there)");
+  }
+  return Outcome{};
+}
+
+// Why phase 1 of `row` refused, when bfloat16 on this chip is why (Bfloat16Note).
+std::string Bfloat16NoteOf(const AclnnOperator& row, cann::aclnnStatus status, DataType dtype,
+                           const CurrentChip& chip) {
+  return Bfloat16Note(status, dtype, chip, chip.chip->*row.bfloat16, DtypesTaken(*chip.chip, row.bfloat16),
+                      ClassesWith(row.bfloat16));
 }
 
 constexpr const char* kSwiGluNames[3] = {"yGrad", "x", "out"};
 
 // aclnnSwiGluGrad on three checked dense operands (packed, or the pair
 // form's staging), on a chip that has it.
-Outcome RunSwiGluGrad(const CannApi& api, const CurrentChip& chip, cann::aclrtStream stream,
+Outcome RunSwiGluGrad(const Cann& cann, const CurrentChip& chip, cann::aclrtStream stream,
                       const WorkspaceSource& workspace, const TensorDesc* const ops[3], int64_t dim,
                       const char* const names[3]) {
+  const CannApi& api = cann.api();
   View views[3];
   for (int i = 0; i < 3; ++i) views[i] = DenseView(*ops[i]);
   const auto operands = [&] {
@@ -237,33 +255,11 @@ Outcome RunSwiGluGrad(const CannApi& api, const CurrentChip& chip, cann::aclrtSt
   TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
   if (Outcome o = CreateTensors<3>(api, ops, views, names, tensors, operands); !o.ok()) return o;
   const auto phase1 = [&](uint64_t* bytes, cann::aclOpExecutor** executor) {
-    return api.aclnnSwiGluGradGetWorkspaceSize(tensors[0].get(), tensors[1].get(), dim, tensors[2].get(), bytes,
-                                               executor);
+    return cann.Phase1<cann::aclnnSwiGluGradGetWorkspaceSizeFn>(kSwiGluGrad)(
+        tensors[0].get(), tensors[1].get(), dim, tensors[2].get(), bytes, executor);
   };
-  const auto note = [&](cann::aclnnStatus status) {
-    return Bfloat16Note(status, ops[1]->dtype, chip, chip.chip->swiglu_grad_bfloat16, SwiGluDtypesTaken(*chip.chip),
-                        ClassesWith(&ChipClass::swiglu_grad_bfloat16));
-  };
-  return RunPhases(api, "aclnnSwiGluGrad", phase1, api.aclnnSwiGluGrad, stream, workspace, note, operands);
-}
-
-// SwiGluGrad's preconditions past the operand checks: CANN with the
-// operator, a current context, a chip class with its kernel.
-Outcome PrepareSwiGlu(const Cann& cann, CurrentChip* chip) {
-  if (Outcome o = Prepare(cann, cann.swiglu_ok(), cann.ok() ? cann.swiglu_problem() : cann.problem(), "SwiGluGrad",
-                          "aclnnSwiGluGrad", chip);
-      !o.ok()) {
-    return o;
-  }
-  if (!chip->chip->swiglu_grad) {
-    return Fail(Failure::kChip, 0,
-                "SwiGluGrad on Ascend: CANN has no aclnnSwiGluGrad kernel for " +
-                    std::string(chip->soc_name != nullptr ? chip->soc_name : "this chip") + ", " +
-                    chip->chip->family + " (from its " + chip->source + "); ops-nn builds it for " +
-                    ClassesWith(&ChipClass::swiglu_grad) +
-                    ": run SwiGluGrad on one of those, or on the CPU (jax.device_put its operands there)");
-  }
-  return Outcome{};
+  const auto note = [&](cann::aclnnStatus status) { return Bfloat16NoteOf(kSwiGluGrad, status, ops[1]->dtype, chip); };
+  return RunPhases(api, kSwiGluGrad.aclnn, phase1, cann.op(kSwiGluGrad).phase2, stream, workspace, note, operands);
 }
 
 // The operand checks' refusal as an Outcome: "<op> on Ascend refused its
@@ -340,23 +336,23 @@ std::string StatusLabel(cann::aclnnStatus status) {
   return "an unknown status";
 }
 
-Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
-                     const TensorDesc& grad_output, const TensorDesc& self, const TensorDesc& grad_input) {
+Outcome GradBackward(const Cann& cann, const AclnnOperator& op, cann::aclrtStream stream,
+                     const WorkspaceSource& workspace, const TensorDesc& grad_output, const TensorDesc& self,
+                     const TensorDesc& grad_input) {
   const TensorDesc* const ops[3] = {&grad_output, &self, &grad_input};
   CheckedOperands checked;
   std::string why;
   if (Status s = CheckOperands(&grad_output, &self, &grad_input, &checked, &why); s != kSuccess) {
-    return Refused("SiluGrad", s, why, ops, kOperandNames, 3);
+    return Refused(op.op, s, why, ops, kOperandNames, 3);
   }
   if (checked.numel[2] == 0) return Outcome{};  // empty: nothing to launch
   CurrentChip chip;
-  if (Outcome o = Prepare(cann, cann.ok(), cann.problem(), "SiluGrad", "aclnnSiluBackward", &chip); !o.ok()) {
-    return o;
-  }
+  if (Outcome o = Prepare(cann, op, &chip); !o.ok()) return o;
   const CannApi& api = cann.api();
 
+  const bool broadcasts = op.broadcasts != nullptr && chip.chip->*op.broadcasts;
   View views[3];
-  for (int i = 0; i < 3; ++i) views[i] = ViewOf(*ops[i], checked, i, chip.chip->broadcasts);
+  for (int i = 0; i < 3; ++i) views[i] = ViewOf(*ops[i], checked, i, broadcasts);
   const auto operands = [&] {
     std::string text;
     for (int i = 0; i < 3; ++i) text += (i ? "; " : "") + ViewString(kOperandNames[i], *ops[i], views[i]);
@@ -365,14 +361,11 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
   TensorHandle tensors[3] = {TensorHandle(api), TensorHandle(api), TensorHandle(api)};
   if (Outcome o = CreateTensors<3>(api, ops, views, kOperandNames, tensors, operands); !o.ok()) return o;
   const auto phase1 = [&](uint64_t* bytes, cann::aclOpExecutor** executor) {
-    return api.aclnnSiluBackwardGetWorkspaceSize(tensors[0].get(), tensors[1].get(), tensors[2].get(), bytes,
-                                                 executor);
+    return cann.Phase1<cann::aclnnSiluBackwardGetWorkspaceSizeFn>(op)(tensors[0].get(), tensors[1].get(),
+                                                                      tensors[2].get(), bytes, executor);
   };
-  const auto note = [&](cann::aclnnStatus status) {
-    return Bfloat16Note(status, checked.dtype, chip, chip.chip->bfloat16, DtypesTaken(*chip.chip),
-                        "NpuArch 2201 or 3510");
-  };
-  return RunPhases(api, "aclnnSiluBackward", phase1, api.aclnnSiluBackward, stream, workspace, note, operands);
+  const auto note = [&](cann::aclnnStatus status) { return Bfloat16NoteOf(op, status, checked.dtype, chip); };
+  return RunPhases(api, op.aclnn, phase1, cann.op(op).phase2, stream, workspace, note, operands);
 }
 
 Outcome SwiGluGradPacked(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
@@ -384,8 +377,8 @@ Outcome SwiGluGradPacked(const Cann& cann, cann::aclrtStream stream, const Works
     return Refused("SwiGluGrad", s, why, ops, kSwiGluNames, 3);
   }
   CurrentChip chip;
-  if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;
-  return RunSwiGluGrad(cann.api(), chip, stream, workspace, ops, dim, kSwiGluNames);
+  if (Outcome o = Prepare(cann, kSwiGluGrad, &chip); !o.ok()) return o;
+  return RunSwiGluGrad(cann, chip, stream, workspace, ops, dim, kSwiGluNames);
 }
 
 Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
@@ -399,7 +392,7 @@ Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const Workspa
     return Refused("SwiGluGrad", s, why, ops, kPairNames, 5);
   }
   CurrentChip chip;
-  if (Outcome o = PrepareSwiGlu(cann, &chip); !o.ok()) return o;
+  if (Outcome o = Prepare(cann, kSwiGluGrad, &chip); !o.ok()) return o;
   const CannApi& api = cann.api();
   if (api.aclrtMemcpyAsync == nullptr) {
     return Fail(Failure::kNoCann, 0,
@@ -438,7 +431,7 @@ Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const Workspa
   out1.data = out_data;
   static constexpr const char* kStagedNames[3] = {"yGrad", "x (a and b staged)", "out (staged)"};
   const TensorDesc* const staged[3] = {&g1, &x1, &out1};
-  if (Outcome o = RunSwiGluGrad(api, chip, stream, workspace, staged, 0, kStagedNames); !o.ok()) return o;
+  if (Outcome o = RunSwiGluGrad(cann, chip, stream, workspace, staged, 0, kStagedNames); !o.ok()) return o;
   if (Outcome o = Copy(api, layout.grad_a, out_data, half, stream, "dA into grad_a"); !o.ok()) return o;
   return Copy(api, layout.grad_b, out_data + half, half, stream, "dB into grad_b");
 }

@@ -1,5 +1,6 @@
 // The Ascend path without XLA: aclTensor views over device buffers, then
-// CANN's two-phase aclnnSiluBackward or aclnnSwiGluGrad on a stream, through the functions
+// the two phases of an aclnn operator of the table (operators.h:
+// aclnnSiluBackward, aclnnSwiGluGrad) on a stream, through the functions
 // cann_loader.h found at run time. The XLA handler (handler.cc) only
 // decodes its buffers into kernel descriptors and turns the Outcome into an ffi::Error;
 // tests drive this function directly against the fake CANN of
@@ -14,6 +15,7 @@
 #include "ascend/cann.h"
 #include "ascend/cann_loader.h"
 #include "ascend/chips.h"
+#include "ascend/operators.h"
 #include "silu_grad.h"
 #include "swiglu_grad.h"
 
@@ -39,7 +41,7 @@ enum class Failure {
   kCreateTensor,  // aclCreateTensor returned null
   kPhase1,        // aclnn...GetWorkspaceSize returned `status`
   kWorkspace,     // the workspace source could not provide the bytes phase 1 (or the pair form's staging) needs
-  kPhase2,        // aclnnSiluBackward / aclnnSwiGluGrad returned `status`
+  kPhase2,        // the operator's phase 2 (aclnnSiluBackward, ...) returned `status`
   kCopy,          // aclrtMemcpyAsync returned the aclError `status` (SwiGluGrad's pair form)
 };
 
@@ -67,25 +69,29 @@ struct CurrentChip {
 Outcome CheckContext(const CannApi& api, CurrentChip* chip, const char* op = "SiluGrad",
                      const char* aclnn = "aclnnSiluBackward");
 
-// grad_input = grad_output * s'(self), the inputs broadcast to grad_input's
-// shape. The operands are checked first as on every backend (CheckOperands:
-// the same refusals with the same aclnn codes, before any CANN call); an
-// empty grad_input then makes no CANN call at all. Otherwise needs a current
-// ACL context on the calling thread (CheckContext). Where the operator
-// broadcasts by itself (NpuArch 3510: Ascend 950/350) the operands go over
-// with their own shapes; elsewhere as stride-0 views with grad_input's shape,
-// which CANN's operator accepts and makes contiguous in its workspace. Tensors
-// are destroyed on every path; the workspace is requested only when phase 1
-// asks for a non-zero size; an executor whose phase 2 does not run is
-// released with aclDestroyAclOpExecutor where CANN has it.
-Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
-                     const TensorDesc& grad_output, const TensorDesc& self, const TensorDesc& grad_input);
+// grad_input = grad_output * f'(self) by `op`, an operator of the table with
+// aclnnSiluBackward's operands (kSiluBackward: f = silu), the inputs
+// broadcast to grad_input's shape. The operands are checked first as on
+// every backend (CheckOperands: the same refusals with the same aclnn codes,
+// before any CANN call); an empty grad_input then makes no CANN call at all.
+// Otherwise needs a CANN with the operator, a current ACL context on the
+// calling thread (CheckContext) and a chip class it has a kernel for. Where
+// the operator broadcasts by itself (its row's column: aclnnSiluBackward on
+// NpuArch 3510, Ascend 950/350) the operands go over with their own shapes;
+// elsewhere as stride-0 views with grad_input's shape, which CANN's operator
+// accepts and makes contiguous in its workspace. Tensors are destroyed on
+// every path; the workspace is requested only when phase 1 asks for a
+// non-zero size; an executor whose phase 2 does not run is released with
+// aclDestroyAclOpExecutor where CANN has it.
+Outcome GradBackward(const Cann& cann, const AclnnOperator& op, cann::aclrtStream stream,
+                     const WorkspaceSource& workspace, const TensorDesc& grad_output, const TensorDesc& self,
+                     const TensorDesc& grad_input);
 
 // SwiGluGrad (swiglu_grad.h) through CANN's aclnnSwiGluGrad. The operands are
 // checked first as on every backend (CheckSwiGluPacked / CheckSwiGluPair:
 // the same refusals and aclnn codes, before any CANN call; empty tensors
 // are refused there, as CANN refuses them). Then a CANN with aclnnSwiGluGrad
-// (Cann::swiglu_ok), a current ACL context (CheckContext), and a chip class
+// (Cann::ok(kSwiGluGrad)), a current ACL context (CheckContext), and a chip class
 // CANN builds the kernel for (chips.h; kChip before any operator call
 // otherwise). bfloat16 on a class without it (Ascend310P) is left to CANN,
 // whose refusal the message explains.
@@ -98,7 +104,7 @@ Outcome SiluBackward(const Cann& cann, cann::aclrtStream stream, const Workspace
 //    halves are copied into grad_a and grad_b on the stream. The staging is
 //    4 * numel elements (x and out), requested before phase 1; CANN's own
 //    workspace is a second request, made only when non-zero.
-// Tensors and executors are released on every path as SiluBackward's are.
+// Tensors and executors are released on every path as GradBackward's are.
 Outcome SwiGluGradPacked(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,
                          const TensorDesc& y_grad, const TensorDesc& x, int64_t dim, const TensorDesc& out);
 Outcome SwiGluGradPair(const Cann& cann, cann::aclrtStream stream, const WorkspaceSource& workspace,

@@ -53,11 +53,11 @@ inline void StoreHalves(double* p, const typename V::D* d) {
   for (int h = 0; h < V::kHalves; ++h) V::StoreD(p + h * (V::kLanes / V::kHalves), d[h]);
 }
 
-// One full vector of each mode: `Vec` reads kLanes elements of each operand
-// and writes kLanes results. A, B, O are the operands' storage types.
-template <class V, class T>
-struct Full {  // out = grad_output * s'(x)
-  using A = typename T::Storage; using B = A; using O = A;
+// SiluGrad's arithmetic (common/silu_grad_math.h) for the gradient modes
+// below: g * s'(x) in the element type's own way, and s'(x) in double.
+// Another gradient g * f'(x) is another such struct.
+struct Silu {
+  template <class V, class T>
   static typename V::F Grad(typename V::F g, typename V::F x) {
     if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
       return math::GradF32<V>(g, x);
@@ -65,6 +65,25 @@ struct Full {  // out = grad_output * s'(x)
       return math::GradHalf<V, std::is_same_v<T, Elem<DataType::kFloat16>>>(g, x);
     }
   }
+  template <class V, class T>
+  static void Derivative(typename V::F x, double* out) {
+    if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
+      math::DerivativeDoubleF32<V>(x, out);  // GradF32's s'(x)
+    } else {
+      typename V::D d[V::kHalves];
+      math::GradDouble<V>(V::Set(1.0f), x, d);
+      StoreHalves<V>(out, d);
+    }
+  }
+};
+
+// One full vector of each mode: `Vec` reads kLanes elements of each operand
+// and writes kLanes results. A, B, O are the operands' storage types; Fn is
+// the gradient's arithmetic (Silu).
+template <class V, class T, class Fn>
+struct Full {  // out = grad_output * f'(x)
+  using A = typename T::Storage; using B = A; using O = A;
+  static typename V::F Grad(typename V::F g, typename V::F x) { return Fn::template Grad<V, T>(g, x); }
   static void Vec(const A* a, const B* b, O* out) {
     T::template Store<V>(out, Grad(T::template Load<V>(a), T::template Load<V>(b)));
   }
@@ -81,21 +100,13 @@ struct Full {  // out = grad_output * s'(x)
     T::template Store<V, kStream>(out + kL, r1);
   }
 };
-template <class V, class T>
-struct Derivative {  // out(double) = s'(x); `a` is unused
+template <class V, class T, class Fn>
+struct Derivative {  // out(double) = f'(x); `a` is unused
   using A = typename T::Storage; using B = A; using O = double;
-  static void Vec(const A*, const B* b, O* out) {
-    if constexpr (std::is_same_v<T, Elem<DataType::kFloat32>>) {
-      math::DerivativeDoubleF32<V>(T::template Load<V>(b), out);  // GradF32's s'(x)
-    } else {
-      typename V::D d[V::kHalves];
-      math::GradDouble<V>(V::Set(1.0f), T::template Load<V>(b), d);
-      StoreHalves<V>(out, d);
-    }
-  }
+  static void Vec(const A*, const B* b, O* out) { Fn::template Derivative<V, T>(T::template Load<V>(b), out); }
 };
 template <class V, class T>
-struct FromDerivative {  // out = grad_output * d, d a precomputed double s'(x)
+struct FromDerivative {  // out = grad_output * d, d a precomputed double f'(x)
   using A = typename T::Storage; using B = double; using O = A;
   static void Vec(const A* a, const B* b, O* out) {
     const auto g = T::template Load<V>(a);
@@ -195,10 +206,17 @@ void RunSwiGlu(const void* g_v, const void* a_v, const void* b_v, void* da_v, vo
   }
 }
 
+// The four block functions of the gradient whose arithmetic is Fn.
+template <class V, class T, class Fn>
+constexpr GradBlocks GradBlocksFor() {
+  return {&Run<V, Full<V, T, Fn>>, &Run<V, Full<V, T, Fn>, kHasStreamStores<V>>, &Run<V, Derivative<V, T, Fn>>,
+          &Run<V, FromDerivative<V, T>>};
+}
+
+// Every operation's slot (isa.h), in its order.
 template <class V, class T>
 constexpr BlockKernels::Entry EntryFor() {
-  return {&Run<V, Full<V, T>>, &Run<V, Full<V, T>, kHasStreamStores<V>>, &Run<V, Derivative<V, T>>,
-          &Run<V, FromDerivative<V, T>>, &RunSwiGlu<V, T>};
+  return {GradBlocksFor<V, T, Silu>(), &RunSwiGlu<V, T>};
 }
 
 template <class V, std::size_t... I>

@@ -6,7 +6,8 @@
 
 #include "cpu/environment.h"
 #include "cpu/isa.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -1,14 +1,14 @@
-// The plan phase 1 builds and phase 2 executes. Internal to kernel/.
+// The plans phase 1 builds and phase 2 executes. Internal to kernel/.
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_EXECUTOR_H_
 #define JAX_ASCEND_SILU_KERNEL_CPU_EXECUTOR_H_
 
 #include <cstdint>
 
 #include "common/broadcast.h"
+#include "cpu/backend.h"
 #include "cpu/helpers.h"
 #include "cpu/isa.h"
-#include "cpu/silu_grad_cpu.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "swiglu_grad.h"
 
 namespace jas {
 
@@ -61,12 +61,41 @@ Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t c
 
 }  // namespace jas
 
-struct jas::SiluGradExecutor {
+// What every operation's phase 1 makes (tensor.h) and CpuRun runs: the
+// controls every plan shares, and the plan's own phase 2.
+struct jas::CpuExecutor {
+  virtual ~CpuExecutor() = default;
+  // Phase 2 of the planned operation (CpuRun releases the executor after it).
+  virtual Status Run(void* workspace, uint64_t workspace_size, const Parallel* parallel) const = 0;
+  // RunInChunks over [0, numel) with this executor's chunk size and sharing thresholds.
+  Status RunChunks(int64_t numel, const Parallel* parallel, RangeFn fn, const void* context) const {
+    return RunInChunks(numel, chunk_elements, parallel_min_elements, cold_parallel_min_elements, parallel, fn,
+                       context);
+  }
+
+  bool repeatable = false;
+  Isa isa = Isa::kAuto;
+  int64_t chunk_elements = kDefaultChunkElements;
+  int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
+  int64_t cold_parallel_min_elements = kColdParallelMinElements;  // likewise
+};
+
+namespace jas {
+
+// An elementwise gradient out = g * f'(x) over two operands that broadcast
+// to the result (SiluGrad's operands and checks, common/validate.h): the plan
+// of plan.cc, run by run.cc with the block functions `blocks` picks from the
+// ISA's table (isa.h). Every such operation shares it; only its block
+// functions differ.
+struct GradPlan final : CpuExecutor {
+  Status Run(void* workspace, uint64_t workspace_size, const Parallel* parallel) const override;
+
+  GradBlocks BlockKernels::Entry::*blocks = nullptr;
   DataType dtype = DataType::kFloat32;
-  // Over gradInput's shape. a = gradOutput, b = self, or the double s'(self)
+  // Over gradInput's shape. a = gradOutput, b = self, or the double f'(self)
   // in the workspace when `precompute` is set.
   Loop main;
-  // When self is broadcast (each of its elements used at least twice), s'(self)
+  // When self is broadcast (each of its elements used at least twice), f'(self)
   // is evaluated once per element of self into the workspace (contiguous
   // double, self's own shape) and the main pass only multiplies.
   bool precompute = false;
@@ -78,20 +107,21 @@ struct jas::SiluGradExecutor {
   const void* grad_output = nullptr;
   const void* self = nullptr;
   void* grad_input = nullptr;
-  bool repeatable = false;
-  Isa isa = Isa::kAuto;
-  int64_t chunk_elements = kDefaultChunkElements;
-  int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
-  int64_t cold_parallel_min_elements = kColdParallelMinElements;  // likewise
 };
 
+// Phase 1 of every such gradient (plan.cc): the operands checked, the plan
+// made with the operation's block functions.
+Status PlanGrad(GradBlocks BlockKernels::Entry::*blocks, const TensorDesc* grad_output, const TensorDesc* self,
+                const TensorDesc* grad_input, uint64_t* workspace_size, CpuExecutor** executor);
 
-struct jas::SwiGluGradExecutor {
+// SwiGluGrad's plan is its checked layout (swiglu.cc).
+struct SwiGluGradPlan final : CpuExecutor {
+  explicit SwiGluGradPlan(const SwiGluLayout& l) : layout(l) {}
+  Status Run(void* workspace, uint64_t workspace_size, const Parallel* parallel) const override;
+
   SwiGluLayout layout;
-  Isa isa = Isa::kAuto;
-  int64_t chunk_elements = kDefaultChunkElements;
-  int64_t parallel_min_elements = kParallelMinElements;  // 0 once a chunk size is set
-  int64_t cold_parallel_min_elements = kColdParallelMinElements;  // likewise
 };
+
+}  // namespace jas
 
 #endif  // JAX_ASCEND_SILU_KERNEL_CPU_EXECUTOR_H_

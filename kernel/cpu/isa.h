@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
 
 namespace jas {
 
@@ -13,12 +13,19 @@ using BlockFn = void (*)(const void* a, const void* b, void* out, int64_t n);
 // SwiGluGrad over contiguous arrays: (da[i], db[i]) = f(g[i], a[i], b[i]) for i < n.
 using SwiGluBlockFn = void (*)(const void* g, const void* a, const void* b, void* da, void* db, int64_t n);
 
+// An elementwise gradient out = g * f'(x): the block functions its plan
+// (executor.h's GradPlan) runs.
+struct GradBlocks {
+  BlockFn full;             // out = g * f'(x)
+  BlockFn full_stream;      // the same results, written with non-temporal stores where the ISA has them
+  BlockFn derivative;       // out(double) = f'(x)
+  BlockFn from_derivative;  // out = g * d, d double
+};
+
+// One slot per operation (block.h's EntryFor fills them).
 struct BlockKernels {
   struct Entry {
-    BlockFn full;             // out = g * s'(x)
-    BlockFn full_stream;      // the same results, written with non-temporal stores where the ISA has them
-    BlockFn derivative;       // out(double) = s'(x)
-    BlockFn from_derivative;  // out = g * d, d double
+    GradBlocks silu;          // SiluGrad: f = silu
     SwiGluBlockFn swiglu;     // da = g * b * s'(a), db = g * silu(a)
   };
   Entry by_type[kNumDtypes];  // in the dtype table's order (DtypeIndex)

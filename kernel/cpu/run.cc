@@ -9,8 +9,8 @@
 #include <memory>
 #include <new>
 
+#include "cpu/backend.h"
 #include "cpu/executor.h"
-#include "cpu/silu_grad_cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>  // _mm_getcsr, _mm_pause
@@ -79,7 +79,7 @@ void Gather(const char* src, int64_t stride, int64_t elem, int64_t n, char* dst)
 }
 
 // One pass of a block function over a loop's elements: the main pass (the
-// result), or phase 1's pass that writes s'(x) into the workspace.
+// result), or the pass that writes f'(x) into the workspace.
 struct Pass {
   Loop loop;
   BlockFn fn = nullptr;
@@ -255,8 +255,8 @@ void RunPassRange(const void* pass, int64_t begin, int64_t end) {
   RunRange(*static_cast<const Pass*>(pass), begin, end);
 }
 
-Status RunPass(const Pass& pass, int64_t chunk, int64_t parallel_min, int64_t cold_min, const Parallel* parallel) {
-  return RunInChunks(pass.loop.numel, chunk, parallel_min, cold_min, parallel, &RunPassRange, &pass);
+Status RunPass(const Pass& pass, const CpuExecutor& e, const Parallel* parallel) {
+  return e.RunChunks(pass.loop.numel, parallel, &RunPassRange, &pass);
 }
 
 }  // namespace
@@ -301,38 +301,38 @@ Status RunInChunks(int64_t numel, int64_t chunk, int64_t parallel_min, int64_t c
   return kSuccess;
 }
 
-Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* executor,
-                   const Parallel* parallel) {
+Status CpuRun(void* workspace, uint64_t workspace_size, CpuExecutor* executor, const Parallel* parallel) {
   if (executor == nullptr) return kErrParamNullptr;
   // A run-once executor is released whatever happens below.
-  std::unique_ptr<SiluGradExecutor> owned(executor->repeatable ? nullptr : executor);
-  const SiluGradExecutor& e = *executor;
-  if (workspace_size < e.workspace_bytes) return kErrParamInvalid;
-  if (e.workspace_bytes > 0 && workspace == nullptr) return kErrParamNullptr;
-  if (e.main.numel == 0) return kSuccess;
-  if (e.grad_output == nullptr || e.self == nullptr || e.grad_input == nullptr) {
+  const std::unique_ptr<CpuExecutor> owned(executor->repeatable ? nullptr : executor);
+  return executor->Run(workspace, workspace_size, parallel);
+}
+
+Status GradPlan::Run(void* workspace, uint64_t workspace_size, const Parallel* parallel) const {
+  if (workspace_size < workspace_bytes) return kErrParamInvalid;
+  if (workspace_bytes > 0 && workspace == nullptr) return kErrParamNullptr;
+  if (main.numel == 0) return kSuccess;
+  if (grad_output == nullptr || self == nullptr || grad_input == nullptr) {
     return kErrParamNullptr;
   }
-  const BlockKernels* kernels = KernelsFor(e.isa);
+  const BlockKernels* kernels = KernelsFor(isa);
   if (kernels == nullptr) return kErrInnerNullptr;
-  const BlockKernels::Entry& k = kernels->by_type[DtypeIndex(e.dtype)];
-  const int64_t elem = e.main.elem_bytes[0];
-  const char* go = static_cast<const char*>(e.grad_output) + e.offsets[0] * elem;
-  const char* x = static_cast<const char*>(e.self) + e.offsets[1] * elem;
-  char* out = static_cast<char*>(e.grad_input) + e.offsets[2] * elem;
+  const GradBlocks& k = kernels->by_type[DtypeIndex(dtype)].*blocks;
+  const int64_t elem = main.elem_bytes[0];
+  const char* go = static_cast<const char*>(grad_output) + offsets[0] * elem;
+  const char* x = static_cast<const char*>(self) + offsets[1] * elem;
+  char* out = static_cast<char*>(grad_input) + offsets[2] * elem;
 
-  Pass main{e.main, k.full, e.stream_stores ? k.full_stream : k.full, go, x, out};
-  if (e.precompute) {
+  Pass pass{main, k.full, stream_stores ? k.full_stream : k.full, go, x, out};
+  if (precompute) {
     char* ws = static_cast<char*>(workspace);
-    if (Status s = RunPass(Pass{e.pre, k.derivative, k.derivative, nullptr, x, ws}, e.chunk_elements,
-                               e.parallel_min_elements, e.cold_parallel_min_elements, parallel);
-        s != kSuccess) {
+    if (Status s = RunPass(Pass{pre, k.derivative, k.derivative, nullptr, x, ws}, *this, parallel); s != kSuccess) {
       return s;
     }
-    main.fn = main.direct = k.from_derivative;
-    main.b = ws;
+    pass.fn = pass.direct = k.from_derivative;
+    pass.b = ws;
   }
-  return RunPass(main, e.chunk_elements, e.parallel_min_elements, e.cold_parallel_min_elements, parallel);
+  return RunPass(pass, *this, parallel);
 }
 
 }  // namespace jas

@@ -1,53 +1,12 @@
-// The CPU backend of the SiluGrad contract (silu_grad.h): phase 2 runs on the
-// calling thread and on helpers a Parallel provides, with the best
-// instruction set the processor has.
+// The CPU backend's header under its earlier name: cpu/backend.h, with the
+// contracts whose CPU phase 1 it used to declare. Files that include it by
+// this name (cpu/helpers.h, cpu/environment.h, the tests' thread pool) see
+// the same declarations.
 #ifndef JAX_ASCEND_SILU_KERNEL_CPU_SILU_GRAD_CPU_H_
 #define JAX_ASCEND_SILU_KERNEL_CPU_SILU_GRAD_CPU_H_
 
-#include <cstdint>
-
+#include "cpu/backend.h"
 #include "silu_grad.h"
-
-namespace jas {
-
-// Instruction sets the kernel can run with. kAuto picks the best one the
-// processor supports (decided once, at first use). Every ISA computes
-// bitwise-identical results.
-enum class Isa : int32_t { kAuto = 0, kScalar = 1, kAvx2 = 2, kAvx512 = 3, kNeon = 4 };
-// Every ISA other than kAuto, whatever this processor runs.
-inline constexpr Isa kIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kNeon};
-const char* IsaName(Isa isa);
-Isa BestIsa();                 // what kAuto resolves to on this processor
-bool IsaSupported(Isa isa);    // whether this processor and build can run `isa`
-
-// How phase 2 gets parallelism, the CPU analogue of a stream. The kernel splits
-// the work into chunks; the calling thread always works on them too, and up to
-// `num_workers` tasks handed to `schedule` help. A task may start late (or run
-// inline inside `schedule`); phase 2 never waits for a task that has not claimed
-// work, so a saturated pool cannot deadlock it.
-struct Parallel {
-  void* context = nullptr;
-  int64_t num_workers = 0;
-  void (*schedule)(void* context, void (*task)(void* arg), void* arg) = nullptr;
-};
-
-struct SiluGradExecutor;
-
-// Phase 1 (common/validate.h's checks). On success *executor owns the plan;
-// it runs once unless made repeatable (cpu/testing.h, tests only).
-Status SiluGradGetWorkspaceSize(const TensorDesc* grad_output, const TensorDesc* self,
-                                const TensorDesc* grad_input, uint64_t* workspace_size,
-                                SiluGradExecutor** executor);
-
-// Phase 2. `workspace` must hold `workspace_size` >= the planned bytes (it may be
-// null only when that is 0). `parallel` may be null (caller thread only). A
-// non-repeatable executor is released by this call, whatever it returns.
-Status SiluGradRun(void* workspace, uint64_t workspace_size, SiluGradExecutor* executor,
-                   const Parallel* parallel);
-
-// Releases an executor that will not be run (or a repeatable one).
-Status SiluGradDestroyExecutor(SiluGradExecutor* executor);
-
-}  // namespace jas
+#include "swiglu_grad.h"
 
 #endif  // JAX_ASCEND_SILU_KERNEL_CPU_SILU_GRAD_CPU_H_

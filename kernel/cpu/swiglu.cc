@@ -5,9 +5,10 @@
 #include <memory>
 
 #include "common/swiglu_plan.h"
+#include "cpu/backend.h"
 #include "cpu/executor.h"
 #include "cpu/isa.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "swiglu_grad.h"
 
 namespace jas {
 namespace {
@@ -39,30 +40,21 @@ void RunRows(const void* context, int64_t begin, int64_t end) {
 }  // namespace
 
 Status SwiGluGradGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* x, int64_t dim, const TensorDesc* out,
-                                  uint64_t* workspace_size, SwiGluGradExecutor** executor) {
-  return PlanSwiGluPacked(y_grad, x, dim, out, workspace_size, executor);
+                                  uint64_t* workspace_size, CpuExecutor** executor) {
+  return PlanSwiGluPacked<SwiGluGradPlan>(y_grad, x, dim, out, workspace_size, executor);
 }
 
 Status SwiGluGradPairGetWorkspaceSize(const TensorDesc* y_grad, const TensorDesc* a, const TensorDesc* b,
                                       const TensorDesc* grad_a, const TensorDesc* grad_b, uint64_t* workspace_size,
-                                      SwiGluGradExecutor** executor) {
-  return PlanSwiGluPair(y_grad, a, b, grad_a, grad_b, workspace_size, executor);
+                                      CpuExecutor** executor) {
+  return PlanSwiGluPair<SwiGluGradPlan>(y_grad, a, b, grad_a, grad_b, workspace_size, executor);
 }
 
-Status SwiGluGradRun(void*, uint64_t, SwiGluGradExecutor* executor, const Parallel* parallel) {
-  if (executor == nullptr) return kErrParamNullptr;
-  const std::unique_ptr<SwiGluGradExecutor> owned(executor);
-  const BlockKernels* kernels = KernelsFor(executor->isa);
+Status SwiGluGradPlan::Run(void*, uint64_t, const Parallel* parallel) const {
+  const BlockKernels* kernels = KernelsFor(isa);
   if (kernels == nullptr) return kErrInnerNullptr;
-  const SwiGluLayout& l = executor->layout;
-  const Walk walk{&l, kernels->by_type[DtypeIndex(l.dtype)].swiglu, FindDtype(l.dtype)->bytes};
-  return RunInChunks(l.numel(), executor->chunk_elements, executor->parallel_min_elements,
-                     executor->cold_parallel_min_elements, parallel, &RunRows, &walk);
-}
-
-Status SwiGluGradDestroyExecutor(SwiGluGradExecutor* executor) {
-  delete executor;
-  return kSuccess;
+  const Walk walk{&layout, kernels->by_type[DtypeIndex(layout.dtype)].swiglu, FindDtype(layout.dtype)->bytes};
+  return RunChunks(layout.numel(), parallel, &RunRows, &walk);
 }
 
 }  // namespace jas

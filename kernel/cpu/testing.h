@@ -8,21 +8,20 @@
 
 #include <cstdint>
 
-#include "cpu/silu_grad_cpu.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
 
 namespace jas {
 
 // Repeatable executors (as aclSetAclOpExecutorRepeatable): they survive
-// SiluGradRun, can be re-pointed at new buffers of the same layout, and must be
-// released with SiluGradDestroyExecutor.
-Status SiluGradSetRepeatable(SiluGradExecutor* executor);
-Status SiluGradSetData(SiluGradExecutor* executor, const void* grad_output, const void* self,
-                       void* grad_input);
+// CpuRun and must be released with CpuDestroyExecutor. A SiluGrad executor
+// can be re-pointed at new buffers of the same layout (kErrParamInvalid for
+// any other operation's).
+Status CpuSetRepeatable(CpuExecutor* executor);
+Status SiluGradSetData(CpuExecutor* executor, const void* grad_output, const void* self, void* grad_input);
 
 // Chooses the instruction set an executor runs with (default kAuto, which
 // JAX_ASCEND_SILU_ISA may steer). kErrParamInvalid when the processor cannot run it.
-Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
+Status CpuSetIsa(CpuExecutor* executor, Isa isa);
 
 // Overrides the chunk size (elements per unit of parallel work; default 16K,
 // a few microseconds of work). Results do not depend on it. By default a pass
@@ -32,11 +31,7 @@ Status SiluGradSetIsa(SiluGradExecutor* executor, Isa isa);
 // stays on the calling thread (cpu/executor.h); an explicit chunk size lifts
 // that, so any pass of two or more chunks is shared (tests use it to prove
 // results do not depend on the split).
-Status SiluGradSetChunkElements(SiluGradExecutor* executor, int64_t chunk_elements);
-
-// The same two controls over a SwiGluGrad executor.
-Status SwiGluGradSetIsa(SwiGluGradExecutor* executor, Isa isa);
-Status SwiGluGradSetChunkElements(SwiGluGradExecutor* executor, int64_t chunk_elements);
+Status CpuSetChunkElements(CpuExecutor* executor, int64_t chunk_elements);
 
 }  // namespace jas
 

@@ -1,5 +1,5 @@
 // What the CUDA kernels' translation units share (SiluGrad's
-// silu_grad_cuda.cu, SwiGluGrad's swiglu_grad_cuda.cu): each dtype's device
+// silu_grad_cuda.cu with grad.cuh, SwiGluGrad's swiglu_grad_cuda.cu): each dtype's device
 // loads and stores, a thread's place in the grid, and the launch machinery
 // (the kernels loaded before any launch, persistent grids sized by their
 // occupancy). Device code and host launch code; internal to kernel/.

@@ -215,7 +215,7 @@ struct BroadcastLayout {
 // pass of the flat kernel computes.
 inline int64_t BroadcastWidth(DataType t) { return 32 / ElementBytes(t); }
 
-inline BroadcastLayout MakeBroadcastLayout(const SiluGradCudaExecutor& e, int64_t width) {
+inline BroadcastLayout MakeBroadcastLayout(const GradCudaPlan& e, int64_t width) {
   const StridedLoop& loop = e.loop;
   BroadcastLayout l;
   const int64_t last = loop.rank - 1;

@@ -1,4 +1,5 @@
-// Phase 2 of SwiGluGrad's CUDA backend: the device kernel and its launch.
+// SwiGluGrad on the CUDA backend: the device kernel and its launch (phase 1
+// is plan.cc's).
 //
 // One kernel per dtype and index mode, a walk of grid.h (SwiGluWalk) on a
 // persistent grid. Where every operand allows it, 16-byte loads and stores
@@ -20,15 +21,15 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "common/swiglu_grad_half.h"
+#include "cuda/backend.h"
 #include "cuda/device.cuh"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
 #include "cuda/simd_cuda.cuh"
-#include "cuda/swiglu_grad_cuda.h"
+#include "swiglu_grad.h"
 
 namespace jas {
 namespace {
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kThreads, kSwiGluMinBlocks)
       });
 }
 
-// Every kernel Launch may launch for dtype T.
+// Every kernel LaunchPlan may launch for dtype T.
 template <DataType T>
 cudaError_t LoadKernelsOf() {
   return LoadAll<&SwiGluKernel<T, SwiGluIndex::kDense>, &SwiGluKernel<T, SwiGluIndex::kFast>,
@@ -143,7 +144,7 @@ cudaError_t LaunchRows(const SwiGluLayout& l, const SwiGluRows& rows, cudaStream
 }
 
 template <DataType T>
-cudaError_t Launch(const SwiGluLayout& l, cudaStream_t stream) {
+cudaError_t LaunchPlan(const SwiGluLayout& l, cudaStream_t stream) {
   const SwiGluRows rows = MakeSwiGluRows(l);
   switch (SwiGluIndexOf(rows)) {
     case SwiGluIndex::kDense:
@@ -162,14 +163,11 @@ std::string SwiGluGradCudaLoadKernels() {
   return LoadOnEveryDevice([&]<DataType T>() { return LoadKernelsOf<T>(); });
 }
 
-Status SwiGluGradCudaRun(void* workspace, uint64_t workspace_size, SwiGluGradCudaExecutor* executor,
-                         cudaStream_t stream, cudaError_t* launch_error) {
+Status SwiGluGradCudaPlan::Launch(void* workspace, uint64_t workspace_size, cudaStream_t stream,
+                                  cudaError_t* launch_error) const {
   (void)workspace;  // the plan needs none (common/swiglu_plan.h)
   (void)workspace_size;
-  if (executor == nullptr) return kErrParamNullptr;
-  const std::unique_ptr<SwiGluGradCudaExecutor> owned(executor);  // run once
-  const SwiGluLayout& l = executor->layout;
-  return LaunchFor(l.dtype, launch_error, [&]<DataType T>() { return Launch<T>(l, stream); });
+  return LaunchFor(layout.dtype, launch_error, [&]<DataType T>() { return LaunchPlan<T>(layout, stream); });
 }
 
 }  // namespace jas

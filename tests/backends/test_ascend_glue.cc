@@ -39,7 +39,8 @@
 #include "cann_reference.h"
 #include "common/half.h"
 #include "fake_cann.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "swiglu_grad.h"
 
 namespace {
@@ -72,6 +73,25 @@ const Cann& CompleteFakeCann() {
 }
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// CANN's functions as the loader found them, the operators' under their own
+// names, for tests that call the fake CANN directly.
+struct DirectApi : jas::ascend::CannApi {
+  cann::aclnnSiluBackwardGetWorkspaceSizeFn* aclnnSiluBackwardGetWorkspaceSize = nullptr;
+  cann::aclnnSiluBackwardFn* aclnnSiluBackward = nullptr;
+  cann::aclnnSwiGluGradGetWorkspaceSizeFn* aclnnSwiGluGradGetWorkspaceSize = nullptr;
+  cann::aclnnSwiGluGradFn* aclnnSwiGluGrad = nullptr;
+};
+DirectApi Direct(const Cann& cann) {
+  DirectApi api;
+  static_cast<jas::ascend::CannApi&>(api) = cann.api();
+  api.aclnnSiluBackwardGetWorkspaceSize =
+      cann.Phase1<cann::aclnnSiluBackwardGetWorkspaceSizeFn>(jas::ascend::kSiluBackward);
+  api.aclnnSiluBackward = cann.op(jas::ascend::kSiluBackward).phase2;
+  api.aclnnSwiGluGradGetWorkspaceSize = cann.Phase1<cann::aclnnSwiGluGradGetWorkspaceSizeFn>(jas::ascend::kSwiGluGrad);
+  api.aclnnSwiGluGrad = cann.op(jas::ascend::kSwiGluGrad).phase2;
+  return api;
+}
 
 bool NoLeaks() { return fake_cann::LiveTensors() == 0 && fake_cann::LiveExecutors() == 0; }
 
@@ -190,7 +210,7 @@ struct GlueRun {
       : g(t, std::move(g_dims)), x(t, std::move(x_dims)), out(t, std::move(out_dims)) {
     g.fill(1, 2.0f);
     x.fill(2, 6.0f);
-    outcome = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
+    outcome = jas::ascend::GradBackward(cann, jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
   }
   bool matches_cann() const { return MatchesCann(g, x, out); }
 };
@@ -396,7 +416,7 @@ TEST(ascend_glue, infinite_self_gives_nan_as_canns_formula_does_where_the_cpu_ke
       x.set(i, xs[i]);
     }
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
     ASSERT_TRUE(o.ok()) << jas::DtypeName(t) << ": " << o.message;
     EXPECT_TRUE(MatchesCann(g, x, out)) << jas::DtypeName(t);
     EXPECT_TRUE(std::isnan(out.get(0)) && std::isnan(out.get(1)) && std::isnan(out.get(2)))
@@ -405,10 +425,10 @@ TEST(ascend_glue, infinite_self_gives_nan_as_canns_formula_does_where_the_cpu_ke
     // The CPU kernel on the same operands: the limits at +-inf.
     const jas::TensorDesc dg = g.op(), dx = x.op(), dout = cpu.op();
     uint64_t ws = 0;
-    jas::SiluGradExecutor* e = nullptr;
+    jas::CpuExecutor* e = nullptr;
     ASSERT_EQ(jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), jas::kSuccess);
     std::vector<char> workspace(ws);
-    ASSERT_EQ(jas::SiluGradRun(ws ? workspace.data() : nullptr, ws, e, nullptr), jas::kSuccess);
+    ASSERT_EQ(jas::CpuRun(ws ? workspace.data() : nullptr, ws, e, nullptr), jas::kSuccess);
     EXPECT_EQ(cpu.get(0), 1.5f) << jas::DtypeName(t);
     EXPECT_EQ(cpu.get(1), 0.0f) << jas::DtypeName(t);
     EXPECT_TRUE(std::isnan(cpu.get(2))) << jas::DtypeName(t);
@@ -431,7 +451,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   Allocator alloc;
   alloc.fail = true;
-  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
   const fake_cann::Record& c = fake_cann::Calls();
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_TRUE(Contains(o.message, std::to_string(c.planned_workspace) + " bytes"));
@@ -447,7 +467,7 @@ TEST(ascend_glue, failed_workspace_allocation_releases_the_executor) {
 TEST(ascend_glue, a_missing_allocator_is_a_failed_allocation_not_a_null_workspace) {
   fake_cann::Reset();
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
-  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, WorkspaceSource{}, g.op(), x.op(), out.op());
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_EQ(fake_cann::Calls().phase2_calls, 0);
   EXPECT_EQ(fake_cann::Calls().executors_destroyed.size(), size_t{1});
@@ -465,7 +485,7 @@ void CheckStatusMapping(bool phase1) {
     fake_cann::Reset(faults);
     Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 3}), out(DataType::kFloat32, {2, 3});
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
     EXPECT_TRUE(o.failure == (phase1 ? Failure::kPhase1 : Failure::kPhase2));
     EXPECT_EQ(o.status, status);
     const char* call = phase1 ? "aclnnSiluBackwardGetWorkspaceSize failed" : "aclnnSiluBackward failed";
@@ -498,7 +518,7 @@ TEST(ascend_glue, failed_tensor_creation_destroys_the_tensors_already_made) {
     fake_cann::Reset(faults);
     Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
     EXPECT_TRUE(o.failure == Failure::kCreateTensor);
     EXPECT_TRUE(Contains(o.message, "aclCreateTensor returned null for"));
     EXPECT_TRUE(Contains(o.message, "set to fail at call " + std::to_string(fail_at)));
@@ -513,7 +533,7 @@ TEST(ascend_glue, empty_output_makes_no_cann_call) {
   fake_cann::Reset();
   Buffer g(DataType::kFloat32, {3, 0}), x(DataType::kFloat32, {1}), out(DataType::kFloat32, {3, 0});
   Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
   EXPECT_TRUE(o.ok());
   EXPECT_EQ(fake_cann::Calls().create_calls, 0);
   EXPECT_EQ(fake_cann::Calls().phase1_calls, 0);
@@ -563,10 +583,10 @@ TEST(ascend_glue, refused_operands_get_the_cpu_kernels_status_before_any_cann_ca
     if (std::string(c.what) == "overlapping grad_input") dout.strides = overlapping;
     if (std::string(c.what) == "a negative stride") dx.strides = backwards;
     uint64_t ws = 0;
-    jas::SiluGradExecutor* e = nullptr;
+    jas::CpuExecutor* e = nullptr;
     EXPECT_EQ(jas::SiluGradGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), c.status) << c.what;
     Allocator alloc;
-    const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), dg, dx, dout);
+    const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), dg, dx, dout);
     EXPECT_TRUE(o.failure == Failure::kOperands) << c.what;
     EXPECT_EQ(o.status, c.status) << c.what;
     EXPECT_TRUE(Contains(o.message, "refused its operands with " + jas::ascend::StatusLabel(c.status) + " (" +
@@ -597,7 +617,7 @@ TEST(ascend_glue, a_strided_self_keeps_its_strides_and_offset_over_its_flat_stor
   dx.strides = stride;
   dx.offset = 1;
   Allocator alloc;
-  const Outcome o = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), dx, out.op());
+  const Outcome o = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), dx, out.op());
   ASSERT_TRUE(o.ok()) << o.message;
   const fake_cann::Record& c = fake_cann::Calls();
   ASSERT_TRUE(c.created.size() == 3);
@@ -613,7 +633,7 @@ TEST(ascend_glue, a_strided_self_keeps_its_strides_and_offset_over_its_flat_stor
 // The fake itself must behave as the operator is written, or the glue tests prove nothing.
 TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhere) {
   fake_cann::Reset();
-  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  const DirectApi api = Direct(CompleteFakeCann());
   Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {3, 4}), out(DataType::kFloat32, {3, 4});
   const int64_t d1[1] = {4}, s1[1] = {1}, d2[2] = {3, 4}, s2[2] = {4, 1};
   cann::aclTensor* t[3] = {
@@ -637,7 +657,7 @@ TEST(ascend_glue, fake_broadcasts_only_on_950_and_refuses_unequal_shapes_elsewhe
 
 TEST(ascend_glue, fake_refuses_null_workspace_for_nonzero_size_and_second_runs) {
   fake_cann::Reset();
-  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  const DirectApi api = Direct(CompleteFakeCann());
   Buffer g(DataType::kFloat32, {1}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
   const int64_t dims[1] = {4}, strides[1] = {1}, stride0[1] = {0}, one[1] = {1};
   cann::aclTensor* t[3];
@@ -670,7 +690,7 @@ struct DirectRun {
   cann::aclnnStatus phase1 = -1, phase2 = -1;
   uint64_t workspace = 0;
 };
-DirectRun RunDirect(const jas::ascend::CannApi& api, cann::aclTensor* const t[3]) {
+DirectRun RunDirect(const DirectApi& api, cann::aclTensor* const t[3]) {
   DirectRun r;
   cann::aclOpExecutor* e = nullptr;
   r.phase1 = api.aclnnSiluBackwardGetWorkspaceSize(t[0], t[1], t[2], &r.workspace, &e);
@@ -688,7 +708,7 @@ TEST(ascend_glue, fake_without_a_current_context_fails_as_cann_does) {
   fake_cann::Faults none;
   none.device = -1;
   fake_cann::Reset(none);
-  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  const DirectApi api = Direct(CompleteFakeCann());
   cann::aclrtContext context = nullptr;
   int32_t device = 7;
   EXPECT_EQ(api.aclrtGetCurrentContext(&context), cann::kAclErrorRtContextNull);
@@ -726,7 +746,7 @@ TEST(ascend_glue, fake_without_a_current_context_fails_as_cann_does) {
 }
 
 TEST(ascend_glue, fake_computes_into_a_contiguous_result_and_copies_only_into_a_strided_one) {
-  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  const DirectApi api = Direct(CompleteFakeCann());
   for (bool strided : {false, true}) {
     fake_cann::Reset();
     Buffer g(DataType::kFloat32, {3}), x(DataType::kFloat32, {3}), out(DataType::kFloat32, {6});
@@ -782,7 +802,7 @@ TEST(ascend_glue, a_context_current_on_another_thread_does_not_count) {
   std::thread worker([&] {
     Buffer g(DataType::kFloat32, {4}), x(DataType::kFloat32, {4}), out(DataType::kFloat32, {4});
     Allocator alloc;
-    there = jas::ascend::SiluBackward(CompleteFakeCann(), kStream, alloc.Source(), g.op(), x.op(), out.op());
+    there = jas::ascend::GradBackward(CompleteFakeCann(), jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
   });
   worker.join();
   EXPECT_TRUE(there.failure == Failure::kNoContext);
@@ -928,7 +948,7 @@ TEST(ascend_loader, an_older_install_uses_libascendcl_and_libopapi_and_leaks_wha
   Buffer g(DataType::kFloat32, {8}), x(DataType::kFloat32, {2, 8}), out(DataType::kFloat32, {2, 8});
   Allocator alloc;
   alloc.fail = true;
-  const Outcome o = jas::ascend::SiluBackward(cann, kStream, alloc.Source(), g.op(), x.op(), out.op());
+  const Outcome o = jas::ascend::GradBackward(cann, jas::ascend::kSiluBackward, kStream, alloc.Source(), g.op(), x.op(), out.op());
   EXPECT_TRUE(o.failure == Failure::kWorkspace);
   EXPECT_TRUE(Contains(o.message, "no aclDestroyAclOpExecutor: phase 1's executor is leaked"));
   EXPECT_EQ(fake_cann::LiveExecutors(), int64_t{1});  // exactly the one README warns of
@@ -1472,7 +1492,7 @@ TEST(ascend_swiglu, every_failure_releases_tensors_and_executors_and_names_the_c
 }
 
 TEST(ascend_swiglu, fake_refuses_what_canns_aclnn_swi_glu_grad_refuses) {
-  const jas::ascend::CannApi& api = CompleteFakeCann().api();
+  const DirectApi api = Direct(CompleteFakeCann());
   Buffer g(DataType::kFloat32, {2, 3}), x(DataType::kFloat32, {2, 6}), out(DataType::kFloat32, {2, 6});
   Buffer xo(DataType::kFloat32, {2, 5}), g0(DataType::kFloat32, {2, 3});
   struct Tensor {
@@ -1574,16 +1594,16 @@ TEST(ascend_swiglu, the_chip_table_has_swiglu_grad_where_canns_op_definitions_bu
 TEST(ascend_swiglu_loader, a_cann_without_swiglu_grad_still_serves_silu_grad_and_says_what_to_install) {
   const Cann cann = Cann::Load(In({FakeDir("legacy/lib64")}));
   ASSERT_TRUE(cann.ok()) << cann.problem();
-  EXPECT_TRUE(!cann.swiglu_ok());
-  EXPECT_TRUE(cann.swiglu_library() == nullptr);
-  EXPECT_TRUE(cann.api().aclnnSwiGluGrad == nullptr && cann.api().aclnnSwiGluGradGetWorkspaceSize == nullptr);
-  EXPECT_TRUE(Contains(cann.swiglu_problem(),
+  EXPECT_TRUE(!cann.ok(jas::ascend::kSwiGluGrad));
+  EXPECT_TRUE(cann.op(jas::ascend::kSwiGluGrad).library.path.empty());
+  EXPECT_TRUE(cann.op(jas::ascend::kSwiGluGrad).phase2 == nullptr && cann.op(jas::ascend::kSwiGluGrad).phase1 == nullptr);
+  EXPECT_TRUE(Contains(cann.op(jas::ascend::kSwiGluGrad).problem,
                        "SwiGluGrad's operator library: aclnnSwiGluGradGetWorkspaceSize in libcust_opapi.so, "
                        "libopapi_*.so, libopapi.so not found in " + FakeDir("legacy/lib64")))
-      << cann.swiglu_problem();
-  EXPECT_TRUE(Contains(cann.swiglu_problem(), "libopapi.so has no aclnnSwiGluGradGetWorkspaceSize"))
-      << cann.swiglu_problem();
-  EXPECT_TRUE(Contains(cann.swiglu_problem(), "install CANN 8.0.RC1 or later")) << cann.swiglu_problem();
+      << cann.op(jas::ascend::kSwiGluGrad).problem;
+  EXPECT_TRUE(Contains(cann.op(jas::ascend::kSwiGluGrad).problem, "libopapi.so has no aclnnSwiGluGradGetWorkspaceSize"))
+      << cann.op(jas::ascend::kSwiGluGrad).problem;
+  EXPECT_TRUE(Contains(cann.op(jas::ascend::kSwiGluGrad).problem, "install CANN 8.0.RC1 or later")) << cann.op(jas::ascend::kSwiGluGrad).problem;
   EXPECT_TRUE(Contains(cann.notes()[0], "install CANN 8.0.RC1 or later"));
   fake_cann::Reset();
   fake_cann::ReleaseAll();
@@ -1601,9 +1621,9 @@ TEST(ascend_swiglu_loader, a_cann_without_swiglu_grad_still_serves_silu_grad_and
 
 TEST(ascend_swiglu_loader, a_complete_cann_serves_both_from_one_library) {
   const Cann& cann = CompleteFakeCann();
-  ASSERT_TRUE(cann.swiglu_ok()) << cann.swiglu_problem();
-  ASSERT_TRUE(cann.swiglu_library() != nullptr);
-  EXPECT_EQ(cann.swiglu_library()->path, cann.operator_library()->path);
+  ASSERT_TRUE(cann.ok(jas::ascend::kSwiGluGrad)) << cann.op(jas::ascend::kSwiGluGrad).problem;
+  ASSERT_TRUE(!cann.op(jas::ascend::kSwiGluGrad).library.path.empty());
+  EXPECT_EQ(cann.op(jas::ascend::kSwiGluGrad).library.path, cann.operator_library()->path);
   EXPECT_TRUE(cann.api().aclrtMemcpyAsync != nullptr);
   EXPECT_TRUE(cann.notes().empty());
 }
@@ -1614,9 +1634,9 @@ TEST(ascend_operator_lookup, each_operator_is_looked_up_on_its_own_as_torch_npu_
   CannSearch search = jas::ascend::SearchFromEnvironment();
   search.loader_path = false;
   const Cann cann = Cann::Load(search);
-  ASSERT_TRUE(cann.swiglu_ok()) << cann.problem() << cann.swiglu_problem();
+  ASSERT_TRUE(cann.ok(jas::ascend::kSwiGluGrad)) << cann.problem() << cann.op(jas::ascend::kSwiGluGrad).problem;
   EXPECT_EQ(cann.operator_library()->path, FakeDir("custom") + "/op_api/lib/libcust_opapi.so");
-  EXPECT_EQ(cann.swiglu_library()->path, FakeDir("cann9/lib64/libopapi_nn.so"));
+  EXPECT_EQ(cann.op(jas::ascend::kSwiGluGrad).library.path, FakeDir("cann9/lib64/libopapi_nn.so"));
   fake_cann::Reset();
   PackedRun r(DataType::kFloat32, {2, 4}, -1, cann);
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;

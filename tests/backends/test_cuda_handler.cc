@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda/silu_grad_cuda.h"
-#include "cuda/swiglu_grad_cuda.h"
+#include "cuda/backend.h"
+#include "silu_grad.h"
+#include "swiglu_grad.h"
 #include "ffi_harness.h"
 #include "handlers.h"
 

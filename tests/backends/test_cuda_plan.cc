@@ -13,10 +13,11 @@
 #include <gtest/gtest.h>
 
 #include "cpu/isa.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
-#include "cuda/silu_grad_cuda.h"
+#include "cuda/backend.h"
 #include "fake_desc.h"
 #include "kernel_test_util.h"
 
@@ -29,31 +30,31 @@ using jas::test::Desc;
 jas::Status CpuStatus(const Desc& g, const Desc& x, const Desc& out) {
   const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
   uint64_t ws = 0;
-  jas::SiluGradExecutor* e = nullptr;
+  jas::CpuExecutor* e = nullptr;
   const jas::Status s = jas::SiluGradGetWorkspaceSize(&a, &b, &c, &ws, &e);
-  if (s == jas::kSuccess) jas::SiluGradDestroyExecutor(e);
+  if (s == jas::kSuccess) jas::CpuDestroyExecutor(e);
   return s;
 }
 
 struct Plan {
   jas::Status status;
   uint64_t workspace = 99;
-  jas::SiluGradCudaExecutor plan;
+  jas::GradCudaPlan plan;
 };
 
 Plan CudaPlan(const Desc& g, const Desc& x, const Desc& out) {
   const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
   Plan p;
-  jas::SiluGradCudaExecutor* e = nullptr;
+  jas::CudaExecutor* e = nullptr;
   p.status = jas::SiluGradCudaGetWorkspaceSize(&a, &b, &c, &p.workspace, &e);
   if (p.status == jas::kSuccess) {
-    p.plan = *e;
-    jas::SiluGradCudaDestroyExecutor(e);
+    p.plan = static_cast<const jas::GradCudaPlan&>(*e);
+    jas::CudaDestroyExecutor(e);
   }
   return p;
 }
 
-Dims Strides(const jas::SiluGradCudaExecutor& e, int op) {
+Dims Strides(const jas::GradCudaPlan& e, int op) {
   return Dims(e.loop.strides[op], e.loop.strides[op] + e.loop.rank);
 }
 
@@ -85,31 +86,31 @@ TEST(cuda_plan, same_status_codes_as_the_cpu_phase_one) {
     EXPECT_EQ(CudaPlan(cases[i][0], cases[i][1], cases[i][2]).status, cpu);
   }
   uint64_t ws = 0;
-  jas::SiluGradCudaExecutor* e = nullptr;
+  jas::CudaExecutor* e = nullptr;
   const jas::TensorDesc d = f32.get();
   EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(nullptr, &d, &d, &ws, &e), jas::kErrParamNullptr);
   EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, nullptr, &e), jas::kErrParamNullptr);
-  EXPECT_EQ(jas::SiluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::CudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
 }
 
 // Phase 2 releases the executor into the calling thread's slot, and the
 // next phase 1 takes it back: one allocation for a program's calls.
 TEST(cuda_plan, a_thread_reuses_the_executor_it_released) {
-  using Slot = jas::cuda::ExecutorSlot<jas::SiluGradCudaExecutor>;
+  using Slot = jas::cuda::ExecutorSlot<jas::GradCudaPlan>;
   const Desc three{{3}};  // outlives d, which points at its dims
   const jas::TensorDesc d = three.get();
   uint64_t ws = 0;
-  jas::SiluGradCudaExecutor *first = nullptr, *second = nullptr, *third = nullptr;
+  jas::CudaExecutor *first = nullptr, *second = nullptr, *third = nullptr;
   ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &first), jas::kSuccess);
-  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(first), jas::kSuccess);
+  ASSERT_EQ(jas::CudaDestroyExecutor(first), jas::kSuccess);
   EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(first));
   ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &second), jas::kSuccess);
   EXPECT_EQ(second, first);
   EXPECT_EQ(Slot::Mine().kept, nullptr);
   ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, &d, &ws, &third), jas::kSuccess);  // two at once
   EXPECT_NE(third, second);
-  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(second), jas::kSuccess);
-  ASSERT_EQ(jas::SiluGradCudaDestroyExecutor(third), jas::kSuccess);  // the slot is taken: freed
+  ASSERT_EQ(jas::CudaDestroyExecutor(second), jas::kSuccess);
+  ASSERT_EQ(jas::CudaDestroyExecutor(third), jas::kSuccess);  // the slot is taken: freed
   EXPECT_EQ(Slot::Mine().kept, static_cast<void*>(second));
 }
 
@@ -178,7 +179,7 @@ TEST(cuda_plan, failures_leave_the_outputs_cleared) {
   const jas::TensorDesc b = bad.get();
   for (const jas::TensorDesc* out : {static_cast<const jas::TensorDesc*>(nullptr), &b}) {
     uint64_t ws = 9;
-    auto* e = reinterpret_cast<jas::SiluGradCudaExecutor*>(uintptr_t{0x10});
+    auto* e = reinterpret_cast<jas::CudaExecutor*>(uintptr_t{0x10});
     EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&d, &d, out, &ws, &e),
               out == nullptr ? jas::kErrParamNullptr : jas::kErrParamInvalid);
     EXPECT_TRUE(e == nullptr);
@@ -403,7 +404,7 @@ namespace simulated {
 
 using jas::test::Operand;
 
-// Runs the kernel that SiluGradCudaRun would launch for these operands, on
+// Runs the kernel that CudaRun would launch for these operands, on
 // the host: grid.h's walk for every thread of every block (`blocks` 0: the
 // launch's own grid; more work than threads makes the grid-stride loops go
 // round), each element computed by the CPU kernel's scalar code. `vector`
@@ -412,15 +413,15 @@ using jas::test::Operand;
 std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64_t blocks) {
   const jas::TensorDesc dg = g.Desc(), dx = x.Desc(), dout = out.Desc();
   uint64_t ws = 0;
-  jas::SiluGradCudaExecutor* e = nullptr;
+  jas::CudaExecutor* e = nullptr;
   EXPECT_EQ(jas::SiluGradCudaGetWorkspaceSize(&dg, &dx, &dout, &ws, &e), jas::kSuccess);
   std::vector<int> writes(static_cast<size_t>(out.StorageSize()), 0);
   if (e == nullptr) return writes;
-  const jas::SiluGradCudaExecutor plan = *e;
-  jas::SiluGradCudaDestroyExecutor(e);
+  const jas::GradCudaPlan plan = static_cast<const jas::GradCudaPlan&>(*e);
+  jas::CudaDestroyExecutor(e);
   if (plan.numel == 0) return writes;  // nothing is launched
   const int64_t eb = jas::ElementBytes(plan.dtype);
-  const jas::BlockFn element = jas::ScalarKernels()->by_type[jas::DtypeIndex(plan.dtype)].full;
+  const jas::BlockFn element = jas::ScalarKernels()->by_type[jas::DtypeIndex(plan.dtype)].silu.full;
   const unsigned char* gp = g.bytes.data() + plan.offsets[0] * eb;
   const unsigned char* xp = x.bytes.data() + plan.offsets[1] * eb;
   unsigned char* op = out.bytes.data() + plan.offsets[2] * eb;
@@ -498,7 +499,7 @@ std::vector<int> Launch(Operand& g, Operand& x, Operand& out, bool vector, int64
 // Every element of out's view written once, nothing else in its storage
 // (canary included), and the view holding the CPU kernel's result for the
 // same inputs made compact (the CPU's own broadcast plan may differ from the
-// GPU's per-element evaluation in the last bit: silu_grad_cuda.h).
+// GPU's per-element evaluation in the last bit: cuda/backend.h).
 void Check(Operand g, Operand x, Operand out, bool vector, int64_t blocks, const std::string& what) {
   jas::test::Rng rng(7);
   jas::test::FillRandom(g, rng, 1.0);
@@ -595,10 +596,10 @@ TEST(cuda_grid, strided_loop_writes_every_element_once_on_the_cpu_tests_layouts)
       simulated::Check(cg, cx, cout, true, 0, simulated::What(cg, cx, cout, true, 0));
       const jas::TensorDesc a = g.Desc(), b = x.Desc(), c = out.Desc();
       uint64_t ws = 0;
-      jas::SiluGradCudaExecutor* e = nullptr;
+      jas::CudaExecutor* e = nullptr;
       ASSERT_EQ(jas::SiluGradCudaGetWorkspaceSize(&a, &b, &c, &ws, &e), jas::kSuccess);
-      strided += !e->contiguous;
-      jas::SiluGradCudaDestroyExecutor(e);
+      strided += !static_cast<const jas::GradCudaPlan*>(e)->contiguous;
+      jas::CudaDestroyExecutor(e);
     }
   }
   EXPECT_GT(strided, 100);  // the random layouts exercise the strided kernel

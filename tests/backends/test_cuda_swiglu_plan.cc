@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "cpu/isa.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "swiglu_grad.h"
 #include "cuda/executor.h"
 #include "cuda/grid.h"
-#include "cuda/swiglu_grad_cuda.h"
+#include "cuda/backend.h"
 #include "fake_desc.h"
 
 namespace {
@@ -42,12 +43,12 @@ struct Planned {
   jas::SwiGluLayout layout;
 };
 
-void Keep(const jas::SwiGluGradCudaExecutor* e, Planned* p) {
-  p->layout = e->layout;
-  jas::SwiGluGradCudaDestroyExecutor(const_cast<jas::SwiGluGradCudaExecutor*>(e));
+void Keep(const jas::CudaExecutor* e, Planned* p) {
+  p->layout = static_cast<const jas::SwiGluGradCudaPlan*>(e)->layout;
+  jas::CudaDestroyExecutor(const_cast<jas::CudaExecutor*>(e));
 }
-void Keep(const jas::SwiGluGradExecutor* e, Planned*) {  // opaque: released only
-  jas::SwiGluGradDestroyExecutor(const_cast<jas::SwiGluGradExecutor*>(e));
+void Keep(const jas::CpuExecutor* e, Planned*) {  // opaque: released only
+  jas::CpuDestroyExecutor(const_cast<jas::CpuExecutor*>(e));
 }
 
 // `get(&workspace, &executor)` is one backend's GetWorkspaceSize on the operands.
@@ -63,10 +64,10 @@ Planned Plan(Get get) {
 // Packed: [0] the CPU's, [1] the CUDA backend's.
 std::vector<Planned> BothPacked(const Desc& g, const Desc& x, int64_t dim, const Desc& out) {
   const jas::TensorDesc a = g.get(), b = x.get(), c = out.get();
-  return {Plan<jas::SwiGluGradExecutor>([&](uint64_t* ws, jas::SwiGluGradExecutor** e) {
+  return {Plan<jas::CpuExecutor>([&](uint64_t* ws, jas::CpuExecutor** e) {
             return jas::SwiGluGradGetWorkspaceSize(&a, &b, dim, &c, ws, e);
           }),
-          Plan<jas::SwiGluGradCudaExecutor>([&](uint64_t* ws, jas::SwiGluGradCudaExecutor** e) {
+          Plan<jas::CudaExecutor>([&](uint64_t* ws, jas::CudaExecutor** e) {
             return jas::SwiGluGradCudaGetWorkspaceSize(&a, &b, dim, &c, ws, e);
           })};
 }
@@ -74,10 +75,10 @@ std::vector<Planned> BothPacked(const Desc& g, const Desc& x, int64_t dim, const
 // Pair: [0] the CPU's, [1] the CUDA backend's.
 std::vector<Planned> BothPair(const std::vector<Desc>& d) {
   const jas::TensorDesc t[5] = {d[0].get(), d[1].get(), d[2].get(), d[3].get(), d[4].get()};
-  return {Plan<jas::SwiGluGradExecutor>([&](uint64_t* ws, jas::SwiGluGradExecutor** e) {
+  return {Plan<jas::CpuExecutor>([&](uint64_t* ws, jas::CpuExecutor** e) {
             return jas::SwiGluGradPairGetWorkspaceSize(&t[0], &t[1], &t[2], &t[3], &t[4], ws, e);
           }),
-          Plan<jas::SwiGluGradCudaExecutor>([&](uint64_t* ws, jas::SwiGluGradCudaExecutor** e) {
+          Plan<jas::CudaExecutor>([&](uint64_t* ws, jas::CudaExecutor** e) {
             return jas::SwiGluGradCudaPairGetWorkspaceSize(&t[0], &t[1], &t[2], &t[3], &t[4], ws, e);
           })};
 }
@@ -131,15 +132,15 @@ TEST(cuda_swiglu_plan, packed_form_has_the_cpu_phase_ones_status_codes) {
     EXPECT_EQ(cuda.workspace, uint64_t{0}) << c.what;  // cleared on failure too
   }
   uint64_t ws = 9;
-  auto* e = reinterpret_cast<jas::SwiGluGradCudaExecutor*>(uintptr_t{0x10});
+  auto* e = reinterpret_cast<jas::CudaExecutor*>(uintptr_t{0x10});
   const jas::TensorDesc d = x.get(), dg = g.get();
   EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(nullptr, &d, -1, &d, &ws, &e), jas::kErrParamNullptr);
   EXPECT_TRUE(e == nullptr);
   EXPECT_EQ(ws, uint64_t{0});
   EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &d, -1, &d, nullptr, &e), jas::kErrParamNullptr);
   EXPECT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &d, -1, &d, &ws, nullptr), jas::kErrParamNullptr);
-  EXPECT_EQ(jas::SwiGluGradCudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
-  EXPECT_EQ(jas::SwiGluGradCudaDestroyExecutor(nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::CudaRun(nullptr, 0, nullptr, nullptr, nullptr), jas::kErrParamNullptr);
+  EXPECT_EQ(jas::CudaDestroyExecutor(nullptr), jas::kErrParamNullptr);
 }
 
 TEST(cuda_swiglu_plan, pair_form_has_the_cpu_phase_ones_status_codes) {
@@ -289,7 +290,7 @@ struct Buffers {
   std::vector<unsigned char> g, x_or_a, b, out_or_da, db;
 };
 
-// Runs SwiGluGradCudaRun's walk on the host for every thread of `blocks`
+// Runs CudaRun's walk on the host for every thread of `blocks`
 // blocks (0: the launch's own grid), each element computed by the CPU's
 // scalar kernel, and checks every result element is written once; returns the
 // results.
@@ -376,14 +377,14 @@ void CheckPacked(DataType t, const Dims& x_dims, int64_t dim, const SwiGluIndex*
                            std::to_string(dim) + " blocks " + std::to_string(blocks);
 
   uint64_t ws = 0;
-  jas::SwiGluGradExecutor* ce = nullptr;
+  jas::CpuExecutor* ce = nullptr;
   ASSERT_EQ(jas::SwiGluGradGetWorkspaceSize(&dg, &dx, dim, &d_cpu, &ws, &ce), jas::kSuccess) << what;
-  ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess) << what;
+  ASSERT_EQ(jas::CpuRun(nullptr, 0, ce, nullptr), jas::kSuccess) << what;
 
-  jas::SwiGluGradCudaExecutor* e = nullptr;
+  jas::CudaExecutor* e = nullptr;
   ASSERT_EQ(jas::SwiGluGradCudaGetWorkspaceSize(&dg, &dx, dim, &d_gpu, &ws, &e), jas::kSuccess) << what;
-  const jas::SwiGluLayout l = e->layout;
-  jas::SwiGluGradCudaDestroyExecutor(e);
+  const jas::SwiGluLayout l = static_cast<const jas::SwiGluGradCudaPlan*>(e)->layout;
+  jas::CudaDestroyExecutor(e);
   // Writes counted per element of out, from its start: dA's element `at` is
   // out's at, dB's is at + inner.
   std::vector<int> writes(static_cast<size_t>(n), 0), writes_b(static_cast<size_t>(n), 0);
@@ -465,13 +466,13 @@ TEST(cuda_swiglu_grid, pair_walk_writes_every_element_once_with_the_cpu_bits) {
           const std::string what = std::string(jas::DtypeName(t)) + " " + ::testing::PrintToString(dims) +
                                    " shift " + ::testing::PrintToString(shift) + " blocks " + std::to_string(blocks);
           uint64_t ws = 0;
-          jas::SwiGluGradExecutor* ce = nullptr;
+          jas::CpuExecutor* ce = nullptr;
           ASSERT_EQ(jas::SwiGluGradPairGetWorkspaceSize(&dg, &da, &db, &o[0], &o[1], &ws, &ce), jas::kSuccess);
-          ASSERT_EQ(jas::SwiGluGradRun(nullptr, 0, ce, nullptr), jas::kSuccess);
-          jas::SwiGluGradCudaExecutor* e = nullptr;
+          ASSERT_EQ(jas::CpuRun(nullptr, 0, ce, nullptr), jas::kSuccess);
+          jas::CudaExecutor* e = nullptr;
           ASSERT_EQ(jas::SwiGluGradCudaPairGetWorkspaceSize(&dg, &da, &db, &o[2], &o[3], &ws, &e), jas::kSuccess);
-          const jas::SwiGluLayout l = e->layout;
-          jas::SwiGluGradCudaDestroyExecutor(e);
+          const jas::SwiGluLayout l = static_cast<const jas::SwiGluGradCudaPlan*>(e)->layout;
+          jas::CudaDestroyExecutor(e);
           const jas::cuda::SwiGluRows rows = jas::cuda::MakeSwiGluRows(l);
           ASSERT_EQ(jas::cuda::SwiGluIndexOf(rows), SwiGluIndex::kDense) << what;
           const bool shared = shift == Shift{shift[0], shift[0], shift[0], shift[0], shift[0]};

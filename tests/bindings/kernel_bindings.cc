@@ -1,5 +1,5 @@
 // `_silu_grad_cpu_testing`, a test module that the wheel does not ship:
-// SiluGradGetWorkspaceSize and SiluGradRun on strided views of 1-D NumPy
+// SiluGradGetWorkspaceSize and CpuRun on strided views of 1-D NumPy
 // buffers, with the instruction set, chunk size and thread count chosen by the
 // caller (no JAX involved). Statuses come back as numbers, as the C++ API
 // returns them; only misuse of the binding itself raises.
@@ -113,7 +113,7 @@ Isa ParseIsa(const std::string& name) {
 }
 
 // Phase 1 with null operands where the caller passed None.
-Status Plan(const std::optional<View>* views, uint64_t* bytes, SiluGradExecutor** executor) {
+Status Plan(const std::optional<View>* views, uint64_t* bytes, CpuExecutor** executor) {
   TensorDesc d[3];
   const TensorDesc* p[3];
   for (int i = 0; i < 3; ++i) {
@@ -129,9 +129,9 @@ Status Plan(const std::optional<View>* views, uint64_t* bytes, SiluGradExecutor*
 nb::tuple PlanOnly(std::optional<View> grad_output, std::optional<View> self, std::optional<View> grad_input) {
   const std::optional<View> views[3] = {std::move(grad_output), std::move(self), std::move(grad_input)};
   uint64_t bytes = 0;
-  SiluGradExecutor* executor = nullptr;
+  CpuExecutor* executor = nullptr;
   const Status s = Plan(views, &bytes, &executor);
-  if (s == kSuccess) SiluGradDestroyExecutor(executor);
+  if (s == kSuccess) CpuDestroyExecutor(executor);
   return nb::make_tuple(s, bytes);
 }
 
@@ -141,19 +141,19 @@ Status Run(std::optional<View> grad_output, std::optional<View> self, std::optio
   if (threads < 1) throw nb::value_error("threads must be at least 1");
   const std::optional<View> views[3] = {std::move(grad_output), std::move(self), std::move(grad_input)};
   uint64_t bytes = 0;
-  SiluGradExecutor* executor = nullptr;
+  CpuExecutor* executor = nullptr;
   if (Status s = Plan(views, &bytes, &executor); s != kSuccess) return s;
-  Status s = SiluGradSetIsa(executor, chosen);
-  if (s == kSuccess && chunk_elements != 0) s = SiluGradSetChunkElements(executor, chunk_elements);
+  Status s = CpuSetIsa(executor, chosen);
+  if (s == kSuccess && chunk_elements != 0) s = CpuSetChunkElements(executor, chunk_elements);
   if (s != kSuccess) {
-    SiluGradDestroyExecutor(executor);
+    CpuDestroyExecutor(executor);
     return s;
   }
   const uint64_t size = workspace_bytes.value_or(bytes);
   std::vector<unsigned char> workspace(size);
   nb::gil_scoped_release release;
   ThreadParallel parallel(threads);
-  return SiluGradRun(size > 0 ? workspace.data() : nullptr, size, executor, parallel.get());
+  return CpuRun(size > 0 ? workspace.data() : nullptr, size, executor, parallel.get());
 }
 
 }  // namespace

@@ -260,20 +260,20 @@ Status Compute(Operand& grad_output, Operand& self, Operand& grad_input, const R
                uint64_t* workspace_bytes) {
   const TensorDesc go = grad_output.Desc(), x = self.Desc(), gi = grad_input.Desc();
   uint64_t bytes = 0;
-  SiluGradExecutor* executor = nullptr;
+  CpuExecutor* executor = nullptr;
   if (Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &bytes, &executor); s != kSuccess) return s;
   if (workspace_bytes != nullptr) *workspace_bytes = bytes;
-  Status s = SiluGradSetIsa(executor, options.isa);
+  Status s = CpuSetIsa(executor, options.isa);
   if (s == kSuccess && options.chunk_elements > 0) {
-    s = SiluGradSetChunkElements(executor, options.chunk_elements);
+    s = CpuSetChunkElements(executor, options.chunk_elements);
   }
   if (s != kSuccess) {
-    SiluGradDestroyExecutor(executor);
+    CpuDestroyExecutor(executor);
     return s;
   }
   std::vector<unsigned char> workspace(bytes);
   ThreadParallel threads(options.parallel ? 1 : options.threads);
-  return SiluGradRun(bytes > 0 ? workspace.data() : nullptr, bytes, executor,
+  return CpuRun(bytes > 0 ? workspace.data() : nullptr, bytes, executor,
                      options.parallel ? options.parallel : threads.get());
 }
 

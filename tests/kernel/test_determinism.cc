@@ -11,7 +11,8 @@
 
 #include "kernel_test_util.h"
 #include "cpu/executor.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 
 namespace jas::test {
 namespace {

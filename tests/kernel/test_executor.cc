@@ -52,13 +52,13 @@ TEST(executor, run_once_is_released_by_phase_two) {
     Operand go = Refill(l.go, rng, 1.0, false), x = Refill(l.x, rng, 4.0, false), gi = Refill(l.gi, rng, 0, true);
     const TensorDesc dg = go.Desc(), dx = x.Desc(), dgi = gi.Desc();
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     std::vector<unsigned char> workspace(1024);
     const int64_t live = LiveAllocations();
     EXPECT_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
     EXPECT_EQ(LiveAllocations(), live + 1);
     EXPECT_TRUE(ws <= workspace.size());
-    EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
+    EXPECT_EQ(CpuRun(workspace.data(), ws, e, nullptr), kSuccess);
     EXPECT_TRUE(LiveAllocations() == live) << l.name;
     CheckAgainstReference(go, x, gi, l.name);
     // With helper threads, and after a failing run.
@@ -68,7 +68,7 @@ TEST(executor, run_once_is_released_by_phase_two) {
         ThreadParallel parallel(3);
         const Status s = fail ? SiluGradSetData(e, nullptr, x.bytes.data(), gi.bytes.data()) : kSuccess;
         EXPECT_EQ(s, kSuccess);
-        EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, parallel.get()), fail ? kErrParamNullptr : kSuccess);
+        EXPECT_EQ(CpuRun(workspace.data(), ws, e, parallel.get()), fail ? kErrParamNullptr : kSuccess);
       }
       EXPECT_TRUE(LiveAllocations() == live) << l.name << (fail ? " failed run" : " threaded run");
     }
@@ -79,10 +79,10 @@ TEST(executor, unrun_executor_is_destroyed_explicitly) {
   Operand go = Contiguous(DataType::kFloat32, {8}), x = go, gi = go;
   const TensorDesc dg = go.Desc(), dx = x.Desc(), dgi = gi.Desc();
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   EXPECT_EQ(SiluGradGetWorkspaceSize(&dg, &dx, &dgi, &ws, &e), kSuccess);
-  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
   EXPECT_EQ(LiveAllocations(), live);
 }
 
@@ -92,9 +92,9 @@ TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
     TensorDesc d[3] = {l.go.Desc(), l.x.Desc(), l.gi.Desc()};
     for (TensorDesc& desc : d) desc.data = nullptr;  // addresses come later
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-    EXPECT_EQ(SiluGradSetRepeatable(e), kSuccess);
+    EXPECT_EQ(CpuSetRepeatable(e), kSuccess);
     // Every run gets buffers at new addresses (all kept alive, so none is reused).
     std::vector<std::unique_ptr<Operand>> keep;
     for (int run = 0; run < 4; ++run) {
@@ -109,7 +109,7 @@ TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
       const int64_t live = LiveAllocations();
       {
         ThreadParallel parallel(1 + run);
-        EXPECT_EQ(SiluGradRun(ws ? workspace.data() + 8 * run : nullptr, ws, e, parallel.get()), kSuccess);
+        EXPECT_EQ(CpuRun(ws ? workspace.data() + 8 * run : nullptr, ws, e, parallel.get()), kSuccess);
       }
       EXPECT_TRUE(LiveAllocations() == live)
           << l.name << " run " << run << ": the executor must survive, nothing leak";
@@ -117,15 +117,15 @@ TEST(executor, repeatable_reruns_with_new_buffers_until_destroyed) {
     }
     // A failed run leaves a repeatable executor usable.
     EXPECT_EQ(SiluGradSetData(e, nullptr, nullptr, nullptr), kSuccess);
-    EXPECT_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);  // no data (and no workspace)
+    EXPECT_EQ(CpuRun(nullptr, ws, e, nullptr), kErrParamNullptr);  // no data (and no workspace)
     Operand go = Refill(l.go, rng, 1.0, false), x = Refill(l.x, rng, 4.0, false), gi = Refill(l.gi, rng, 0, true);
     std::vector<unsigned char> workspace(ws);
     EXPECT_EQ(SiluGradSetData(e, go.bytes.data(), x.bytes.data(), gi.bytes.data()), kSuccess);
-    if (ws > 0) EXPECT_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
-    EXPECT_EQ(SiluGradRun(workspace.data(), ws, e, nullptr), kSuccess);
+    if (ws > 0) EXPECT_EQ(CpuRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
+    EXPECT_EQ(CpuRun(workspace.data(), ws, e, nullptr), kSuccess);
     CheckAgainstReference(go, x, gi, std::string(l.name) + " after failures");
     const int64_t live = LiveAllocations();
-    EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+    EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
     EXPECT_TRUE(LiveAllocations() == live - 1) << l.name << ": destroy releases the executor";
   }
 }

@@ -7,7 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_util.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "thread_parallel.h"
 
 namespace jas::test {
@@ -30,8 +31,8 @@ TEST(fuzz_findings, null_tensor_left_the_executor_unset) {
   Operand a = Contiguous(DataType::kFloat32, {3});
   const TensorDesc d = a.Desc();
   uint64_t ws = 77;
-  auto* const garbage = reinterpret_cast<SiluGradExecutor*>(uintptr_t{0x10});
-  SiluGradExecutor* e = garbage;
+  auto* const garbage = reinterpret_cast<CpuExecutor*>(uintptr_t{0x10});
+  CpuExecutor* e = garbage;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&d, &d, nullptr, &ws, &e), kErrParamNullptr);
   EXPECT_TRUE(e == nullptr);
   EXPECT_EQ(ws, 0u);
@@ -51,16 +52,16 @@ TEST(fuzz_findings, empty_tensor_whose_other_dims_overflow_was_refused) {
     const Dims strides(3, 1), one{1};
     const TensorDesc go = Desc(dims, strides, 0), x = Desc(one, one, 1), gi = Desc(dims, strides, 0);
     uint64_t ws = 1;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     EXPECT_TRUE(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e) == kSuccess) << ToString(dims);
     EXPECT_EQ(ws, 0u);
-    EXPECT_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);  // nothing to do, no data needed
+    EXPECT_EQ(CpuRun(nullptr, 0, e, nullptr), kSuccess);  // nothing to do, no data needed
   }
   // Without a zero, the same dims are still refused.
   const Dims dims{big, big, 2}, strides(3, 1);
   const TensorDesc t = Desc(dims, strides, INT64_MAX);
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&t, &t, &t, &ws, &e), kErrParamInvalid);
 }
 
@@ -72,17 +73,17 @@ TEST(fuzz_findings, workspace_size_wrapped_past_two_to_the_64) {
   const TensorDesc go = Desc(out_dims, out_strides, INT64_MAX), gi = go;
   const TensorDesc x = Desc(x_dims, x_strides, 1);  // one element, read 2^61 + 1 times
   uint64_t ws = 1;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
   EXPECT_EQ(ws, 0u);  // too large to precompute: the direct path needs none
-  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
   // Just below the limit the size is exact.
   const int64_t fits = (int64_t{1} << 61) - 1;
   const Dims out2{fits, 2}, x2{fits, 1};
   const TensorDesc go2 = Desc(out2, out_strides, INT64_MAX), x_2 = Desc(x2, x_strides, 1);
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go2, &x_2, &go2, &ws, &e), kSuccess);
   EXPECT_EQ(ws, static_cast<uint64_t>(fits) * 8u);
-  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
 }
 
 TEST(fuzz_findings, chunk_size_near_int64_max_overflowed_the_chunk_count) {

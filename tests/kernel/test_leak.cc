@@ -37,7 +37,7 @@ struct Case {
                                                    gi(Contiguous(t, BroadcastShape(g, xd))) {
     d[0] = go.Desc(), d[1] = x.Desc(), d[2] = gi.Desc();
   }
-  Status Plan(uint64_t* ws, SiluGradExecutor** e) { return SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], ws, e); }
+  Status Plan(uint64_t* ws, CpuExecutor** e) { return SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], ws, e); }
 };
 
 // Phase 1, then phase 2 with `workspace_bytes` (the planned size when < 0) and
@@ -45,11 +45,11 @@ struct Case {
 Status PlanAndRun(Case& c, int64_t workspace_bytes = -1, bool null_workspace = false,
                   const Parallel* parallel = nullptr) {
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   if (Status s = c.Plan(&ws, &e); s != kSuccess) return s;
   const uint64_t size = workspace_bytes < 0 ? ws : static_cast<uint64_t>(workspace_bytes);
   std::vector<unsigned char> workspace(size + 1);
-  return SiluGradRun(null_workspace ? nullptr : workspace.data(), size, e, parallel);
+  return CpuRun(null_workspace ? nullptr : workspace.data(), size, e, parallel);
 }
 
 // One cycle of kind `i % 16`; returns the status it ended with.
@@ -71,7 +71,7 @@ Status Cycle(int64_t i) {
     case 3: {  // 161001 in phase 1: a null tensor
       Case c(t, {3}, {3});
       uint64_t ws = 0;
-      SiluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       return SiluGradGetWorkspaceSize(&c.d[0], nullptr, &c.d[2], &ws, &e);
     }
     case 4: {  // 161001 in phase 1: null dims
@@ -111,27 +111,27 @@ Status Cycle(int64_t i) {
     case 11: {  // planned, never run, destroyed
       Case c(t, {6, 5}, {5});
       uint64_t ws = 0;
-      SiluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       const Status s = c.Plan(&ws, &e);
-      if (s == kSuccess) SiluGradDestroyExecutor(e);
+      if (s == kSuccess) CpuDestroyExecutor(e);
       return s;
     }
     case 12: {  // repeatable: runs at new addresses, a failed run, destroy
       Case c(t, {3, 7}, {7});
       uint64_t ws = 0;
-      SiluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       if (Status s = c.Plan(&ws, &e); s != kSuccess) return s;
-      SiluGradSetRepeatable(e);
+      CpuSetRepeatable(e);
       Status s = kSuccess;
       for (int run = 0; run < 3 && s == kSuccess; ++run) {
         Case fresh(t, {3, 7}, {7});
         std::vector<unsigned char> workspace(ws);
         SiluGradSetData(e, fresh.go.bytes.data(), fresh.x.bytes.data(), fresh.gi.bytes.data());
-        s = SiluGradRun(workspace.data(), ws, e, nullptr);
+        s = CpuRun(workspace.data(), ws, e, nullptr);
       }
       SiluGradSetData(e, nullptr, nullptr, nullptr);
-      if (SiluGradRun(nullptr, 0, e, nullptr) != kErrParamInvalid) s = -1;  // workspace 0 < ws: refused, kept
-      SiluGradDestroyExecutor(e);
+      if (CpuRun(nullptr, 0, e, nullptr) != kErrParamInvalid) s = -1;  // workspace 0 < ws: refused, kept
+      CpuDestroyExecutor(e);
       return s;
     }
     case 13: {  // helper threads (now and then: threads are slow to start)
@@ -139,11 +139,11 @@ Status Cycle(int64_t i) {
       if (i % 128 != 13) return PlanAndRun(c);
       ThreadParallel parallel(3);
       uint64_t ws = 0;
-      SiluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       if (Status s = c.Plan(&ws, &e); s != kSuccess) return s;
-      SiluGradSetChunkElements(e, 1000);
+      CpuSetChunkElements(e, 1000);
       std::vector<unsigned char> workspace(ws);
-      return SiluGradRun(workspace.data(), ws, e, parallel.get());
+      return CpuRun(workspace.data(), ws, e, parallel.get());
     }
     case 14: {  // 561101: the executor, or phase 2's shared state, cannot be allocated
       if (i % 64 != 14) {
@@ -153,15 +153,15 @@ Status Cycle(int64_t i) {
       Case c(t, {64, 130}, {64, 130});
       ThreadParallel parallel(2);
       uint64_t ws = 0;
-      SiluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       FailAllocation(1);
       const Status first = c.Plan(&ws, &e);
       FailAllocation(0);
       if (first != kErrInnerCreateExecutor) return -1;
       if (Status s = c.Plan(&ws, &e); s != kSuccess) return s;
-      SiluGradSetChunkElements(e, 1000);
+      CpuSetChunkElements(e, 1000);
       FailAllocation(1);
-      const Status s = SiluGradRun(nullptr, 0, e, parallel.get());
+      const Status s = CpuRun(nullptr, 0, e, parallel.get());
       FailAllocation(0);
       return s;
     }

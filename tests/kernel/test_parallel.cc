@@ -10,7 +10,8 @@
 
 #include "kernel_test_util.h"
 #include "cpu/executor.h"
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 #include "thread_parallel.h"
 
 namespace jas::test {

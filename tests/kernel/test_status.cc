@@ -24,12 +24,12 @@ Operands Make(DataType t, const Dims& g, const Dims& x, const Dims& out) {
 Status Plan(Operands& c, uint64_t* bytes = nullptr) {
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   const Status s = SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e);
   if (s == kSuccess) {
     EXPECT_TRUE(e != nullptr);
-    EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+    EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
   } else {
     EXPECT_TRUE(e == nullptr);
   }
@@ -50,7 +50,7 @@ TEST(status, each_outcome_has_aclnns_number_and_name) {
   TensorDesc wide = gi;
   wide.dtype = static_cast<DataType>(11);  // ACL_DOUBLE
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const Status success = Plan(ok);
   const Status null_tensor = SiluGradGetWorkspaceSize(nullptr, &x, &gi, &ws, &e);
   const Status bad_dtype = SiluGradGetWorkspaceSize(&go, &x, &wide, &ws, &e);
@@ -86,7 +86,7 @@ TEST(status, null_tensor_or_out_pointer_is_161001) {
   Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 7;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(nullptr, &x, &gi, &ws, &e), kErrParamNullptr);
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, nullptr, &gi, &ws, &e), kErrParamNullptr);
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, nullptr, &ws, &e), kErrParamNullptr);
@@ -105,7 +105,7 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
     TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
     d[which].dims = nullptr;
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     EXPECT_TRUE(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e) == kErrParamNullptr)
         << "operand " << which;
     EXPECT_TRUE(e == nullptr);
@@ -115,10 +115,10 @@ TEST(status, null_dims_with_positive_rank_is_161001) {
   TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
   for (TensorDesc& t : d) t.dims = nullptr;
   uint64_t ws = 1;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
   EXPECT_EQ(ws, 0u);
-  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
 }
 
 TEST(status, null_data_at_phase_two_is_161001) {
@@ -127,10 +127,10 @@ TEST(status, null_data_at_phase_two_is_161001) {
     TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
     d[which].data = nullptr;  // allowed in phase 1
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     const int64_t live = LiveAllocations();
     EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
-    EXPECT_TRUE(SiluGradRun(nullptr, 0, e, nullptr) == kErrParamNullptr) << "operand " << which;
+    EXPECT_TRUE(CpuRun(nullptr, 0, e, nullptr) == kErrParamNullptr) << "operand " << which;
     EXPECT_EQ(LiveAllocations(), live);  // the run-once executor was released anyway
   }
   // Data set late through SetData is fine.
@@ -138,31 +138,31 @@ TEST(status, null_data_at_phase_two_is_161001) {
   TensorDesc d[3] = {c.go.Desc(), c.x.Desc(), c.gi.Desc()};
   for (TensorDesc& t : d) t.data = nullptr;
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&d[0], &d[1], &d[2], &ws, &e), kSuccess);
   EXPECT_EQ(SiluGradSetData(e, c.go.bytes.data(), c.x.bytes.data(), c.gi.bytes.data()), kSuccess);
-  EXPECT_EQ(SiluGradRun(nullptr, 0, e, nullptr), kSuccess);
+  EXPECT_EQ(CpuRun(nullptr, 0, e, nullptr), kSuccess);
 }
 
 TEST(status, null_workspace_of_nonzero_size_is_161001) {
   Operands c = Make(DataType::kFloat32, {4, 8}, {8}, {4, 8});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
   EXPECT_EQ(ws, 64u);  // a double s'(x) per element of the broadcast x
-  EXPECT_EQ(SiluGradRun(nullptr, ws, e, nullptr), kErrParamNullptr);
+  EXPECT_EQ(CpuRun(nullptr, ws, e, nullptr), kErrParamNullptr);
   EXPECT_EQ(LiveAllocations(), live);
 }
 
 TEST(status, null_executor_is_161001) {
-  EXPECT_EQ(SiluGradRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
-  EXPECT_EQ(SiluGradSetRepeatable(nullptr), kErrParamNullptr);
+  EXPECT_EQ(CpuRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
+  EXPECT_EQ(CpuSetRepeatable(nullptr), kErrParamNullptr);
   EXPECT_EQ(SiluGradSetData(nullptr, nullptr, nullptr, nullptr), kErrParamNullptr);
-  EXPECT_EQ(SiluGradDestroyExecutor(nullptr), kErrParamNullptr);
-  EXPECT_EQ(SiluGradSetIsa(nullptr, Isa::kScalar), kErrParamNullptr);
-  EXPECT_EQ(SiluGradSetChunkElements(nullptr, 64), kErrParamNullptr);
+  EXPECT_EQ(CpuDestroyExecutor(nullptr), kErrParamNullptr);
+  EXPECT_EQ(CpuSetIsa(nullptr, Isa::kScalar), kErrParamNullptr);
+  EXPECT_EQ(CpuSetChunkElements(nullptr, 64), kErrParamNullptr);
 }
 
 TEST(status, unsupported_dtype_is_161002) {
@@ -243,7 +243,7 @@ TEST(status, rank_above_eight_is_161002) {
   TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   gi.rank = 9;
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
   gi.rank = -1;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrParamInvalid);
@@ -343,12 +343,12 @@ TEST(status, workspace_too_small_is_161002) {
     Operands c = Make(t, {4, 8}, {8}, {4, 8});
     const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     std::vector<unsigned char> workspace(64);
     const int64_t live = LiveAllocations();
     EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
     EXPECT_TRUE(ws > 0 && ws <= workspace.size());
-    EXPECT_EQ(SiluGradRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
+    EXPECT_EQ(CpuRun(workspace.data(), ws - 1, e, nullptr), kErrParamInvalid);
     EXPECT_EQ(LiveAllocations(), live);
   }
 }
@@ -357,23 +357,23 @@ TEST(status, bad_isa_or_chunk_size_is_161002) {
   Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  EXPECT_EQ(SiluGradSetIsa(e, static_cast<Isa>(9)), kErrParamInvalid);
+  EXPECT_EQ(CpuSetIsa(e, static_cast<Isa>(9)), kErrParamInvalid);
   for (Isa isa : kIsas) {
-    EXPECT_EQ(SiluGradSetIsa(e, isa), IsaSupported(isa) ? kSuccess : kErrParamInvalid);
+    EXPECT_EQ(CpuSetIsa(e, isa), IsaSupported(isa) ? kSuccess : kErrParamInvalid);
   }
-  EXPECT_EQ(SiluGradSetChunkElements(e, 0), kErrParamInvalid);
-  EXPECT_EQ(SiluGradSetChunkElements(e, -3), kErrParamInvalid);
-  EXPECT_EQ(SiluGradSetChunkElements(e, 1), kSuccess);
-  EXPECT_EQ(SiluGradDestroyExecutor(e), kSuccess);
+  EXPECT_EQ(CpuSetChunkElements(e, 0), kErrParamInvalid);
+  EXPECT_EQ(CpuSetChunkElements(e, -3), kErrParamInvalid);
+  EXPECT_EQ(CpuSetChunkElements(e, 1), kSuccess);
+  EXPECT_EQ(CpuDestroyExecutor(e), kSuccess);
 }
 
 TEST(status, executor_allocation_failure_is_561101) {
   Operands c = Make(DataType::kFloat32, {3}, {3}, {3});
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 5;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const int64_t live = LiveAllocations();
   FailAllocation(1);
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kErrInnerCreateExecutor);
@@ -390,14 +390,14 @@ TEST(status, phase_two_allocation_failure_is_561101) {
   FillRandom(c.x, rng, 4.0);
   const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
   uint64_t ws = 0;
-  SiluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-  EXPECT_EQ(SiluGradSetChunkElements(e, 1024), kSuccess);
+  EXPECT_EQ(CpuSetChunkElements(e, 1024), kSuccess);
   const int64_t live = LiveAllocations();
   {
     ThreadParallel parallel(4);
     FailAllocation(1);
-    EXPECT_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kErrInnerCreateExecutor);
+    EXPECT_EQ(CpuRun(nullptr, 0, e, parallel.get()), kErrInnerCreateExecutor);
     FailAllocation(0);
   }
   EXPECT_EQ(LiveAllocations(), live - 1);  // the run-once executor is gone too
@@ -413,13 +413,13 @@ TEST(status, helper_allocation_failure_still_succeeds) {
     FillSentinel(c.gi);
     const TensorDesc go = c.go.Desc(), x = c.x.Desc(), gi = c.gi.Desc();
     uint64_t ws = 0;
-    SiluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     EXPECT_EQ(SiluGradGetWorkspaceSize(&go, &x, &gi, &ws, &e), kSuccess);
-    EXPECT_EQ(SiluGradSetChunkElements(e, 999), kSuccess);
+    EXPECT_EQ(CpuSetChunkElements(e, 999), kSuccess);
     {
       ThreadParallel parallel(3);
       FailAllocation(nth);
-      EXPECT_EQ(SiluGradRun(nullptr, 0, e, parallel.get()), kSuccess);
+      EXPECT_EQ(CpuRun(nullptr, 0, e, parallel.get()), kSuccess);
       FailAllocation(0);
     }
     CheckAgainstReference(c.go, c.x, c.gi, "allocation " + std::to_string(nth) + " failed");
@@ -427,7 +427,7 @@ TEST(status, helper_allocation_failure_still_succeeds) {
 }
 
 // 561103 (internal null pointer) is returned when an executor's kernel table
-// is missing; SiluGradSetIsa refuses every ISA that could lead there, so the
+// is missing; CpuSetIsa refuses every ISA that could lead there, so the
 // public API cannot reach it.
 
 }  // namespace

@@ -11,7 +11,8 @@
 
 #include "common/swiglu_grad_half.h"
 #include "cpu/simd_scalar.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "swiglu_grad.h"
 #include "cpu/testing.h"
 #include "kernel_test_util.h"
 #include "thread_parallel.h"
@@ -61,13 +62,13 @@ struct PairRun {
   Status Run(Isa isa = Isa::kAuto, int64_t threads = 1, int64_t chunk = 0) {
     TensorDesc tg = g.Desc(), ta = a.Desc(), tb = b.Desc(), tda = da.Desc(), tdb = db.Desc();
     uint64_t ws = 1;
-    SwiGluGradExecutor* e = nullptr;
+    CpuExecutor* e = nullptr;
     if (Status s = SwiGluGradPairGetWorkspaceSize(&tg, &ta, &tb, &tda, &tdb, &ws, &e); s != kSuccess) return s;
     EXPECT_EQ(ws, 0u);
-    EXPECT_EQ(SwiGluGradSetIsa(e, isa), kSuccess);
-    if (chunk > 0) EXPECT_EQ(SwiGluGradSetChunkElements(e, chunk), kSuccess);
+    EXPECT_EQ(CpuSetIsa(e, isa), kSuccess);
+    if (chunk > 0) EXPECT_EQ(CpuSetChunkElements(e, chunk), kSuccess);
     ThreadParallel parallel(threads);
-    const Status s = SwiGluGradRun(nullptr, 0, e, parallel.get());
+    const Status s = CpuRun(nullptr, 0, e, parallel.get());
     parallel.Join();
     da.Read();
     db.Read();
@@ -203,9 +204,9 @@ TEST(swiglu, packed_along_every_dim_equals_the_pair_layout) {
       ASSERT_EQ(pair.Run(), kSuccess);
       TensorDesc tg = g.Desc(), tx = x.Desc(), to = out.Desc();
       uint64_t ws = 0;
-      SwiGluGradExecutor* e = nullptr;
+      CpuExecutor* e = nullptr;
       ASSERT_EQ(SwiGluGradGetWorkspaceSize(&tg, &tx, dim, &to, &ws, &e), kSuccess);
-      ASSERT_EQ(SwiGluGradRun(nullptr, 0, e, nullptr), kSuccess);
+      ASSERT_EQ(CpuRun(nullptr, 0, e, nullptr), kSuccess);
       out.Read();
       ForEachIndex(half, [&](const Dims& idx) {
         Dims ib = idx;
@@ -224,9 +225,9 @@ TEST(swiglu, results_may_overwrite_the_inputs) {
   PairRun r = RandomPair(DataType::kFloat32, {5000}, 4);
   TensorDesc tg = r.g.Desc(), ta = r.a.Desc(), tb = r.b.Desc();
   uint64_t ws = 0;
-  SwiGluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   ASSERT_EQ(SwiGluGradPairGetWorkspaceSize(&tg, &ta, &tb, &ta, &tb, &ws, &e), kSuccess);
-  ASSERT_EQ(SwiGluGradRun(nullptr, 0, e, nullptr), kSuccess);
+  ASSERT_EQ(CpuRun(nullptr, 0, e, nullptr), kSuccess);
   r.a.Read();
   r.b.Read();
   EXPECT_EQ(r.a.bits, fresh.da.bits);
@@ -236,9 +237,9 @@ TEST(swiglu, results_may_overwrite_the_inputs) {
 Status Packed(Array& g, Array& x, int64_t dim, Array& out) {
   TensorDesc tg = g.Desc(), tx = x.Desc(), to = out.Desc();
   uint64_t ws = 0;
-  SwiGluGradExecutor* e = nullptr;
+  CpuExecutor* e = nullptr;
   const Status s = SwiGluGradGetWorkspaceSize(&tg, &tx, dim, &to, &ws, &e);
-  SwiGluGradDestroyExecutor(e);
+  CpuDestroyExecutor(e);
   return s;
 }
 
@@ -263,7 +264,7 @@ TEST(swiglu, phase_one_refuses_what_the_contract_leaves_out) {
 
   TensorDesc tg = g.Desc(), tx = x.Desc(), to = out.Desc();
   uint64_t ws = 7;
-  SwiGluGradExecutor* e = reinterpret_cast<SwiGluGradExecutor*>(&ws);
+  CpuExecutor* e = reinterpret_cast<CpuExecutor*>(&ws);
   EXPECT_EQ(SwiGluGradGetWorkspaceSize(nullptr, &tx, 1, &to, &ws, &e), kErrParamNullptr);
   EXPECT_EQ(e, nullptr);  // cleared before any check
   EXPECT_EQ(ws, 0u);
@@ -279,7 +280,7 @@ TEST(swiglu, phase_one_refuses_what_the_contract_leaves_out) {
   TensorDesc past = tx;
   past.offset = 1;  // storage_numel is 12: one element past it
   EXPECT_EQ(SwiGluGradGetWorkspaceSize(&tg, &past, 1, &to, &ws, &e), kErrParamInvalid);
-  EXPECT_EQ(SwiGluGradRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
+  EXPECT_EQ(CpuRun(nullptr, 0, nullptr, nullptr), kErrParamNullptr);
 
   PairRun shapes(f, {4});
   Array wrong(f, {5});

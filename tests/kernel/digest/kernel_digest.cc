@@ -25,7 +25,8 @@
 
 #include "common/half.h"
 #include "kernel_test_util.h"
-#include "cpu/swiglu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "swiglu_grad.h"
 #include "cpu/testing.h"
 #include "silu_grad.h"
 
@@ -95,9 +96,9 @@ uint64_t SwiGluDigest(Operand& g, Operand& a, Operand& b, Isa isa) {
   Operand da = jas::test::Contiguous(g.dtype, g.dims), db = jas::test::Contiguous(g.dtype, g.dims);
   const jas::TensorDesc tg = g.Desc(), ta = a.Desc(), tb = b.Desc(), tda = da.Desc(), tdb = db.Desc();
   uint64_t ws = 0;
-  jas::SwiGluGradExecutor* e = nullptr;
+  jas::CpuExecutor* e = nullptr;
   if (jas::SwiGluGradPairGetWorkspaceSize(&tg, &ta, &tb, &tda, &tdb, &ws, &e) != jas::kSuccess) return 0;
-  if (jas::SwiGluGradSetIsa(e, isa) != jas::kSuccess || jas::SwiGluGradRun(nullptr, 0, e, nullptr) != jas::kSuccess) {
+  if (jas::CpuSetIsa(e, isa) != jas::kSuccess || jas::CpuRun(nullptr, 0, e, nullptr) != jas::kSuccess) {
     return 0;
   }
   return Digest(db, n, Digest(da, n));

@@ -279,17 +279,17 @@ void ExpectUntouched(const Operand& gi) {
 }
 
 // Phase 2 on the calling thread, or now and then with helper threads.
-Status Run(FuzzInput& in, SiluGradExecutor* e, void* workspace, uint64_t size) {
+Status Run(FuzzInput& in, CpuExecutor* e, void* workspace, uint64_t size) {
   ++tallies.phase2_calls;
   if (in.Rarely(6)) {
     ThreadParallel parallel(2 + in.Below(3));
-    return SiluGradRun(workspace, size, e, parallel.get());
+    return CpuRun(workspace, size, e, parallel.get());
   }
-  return SiluGradRun(workspace, size, e, nullptr);
+  return CpuRun(workspace, size, e, nullptr);
 }
 
 // Phase 2 for an accepted plan, with options and misuse chosen by the input.
-void Phase2(FuzzInput& in, Case& c, SiluGradExecutor* e, uint64_t ws, const Verdict& v) {
+void Phase2(FuzzInput& in, Case& c, CpuExecutor* e, uint64_t ws, const Verdict& v) {
   Operand& gi = c.ops[2];
   const bool real = c.ops[0].real && c.ops[1].real && gi.real;
   // Exactly the planned size, so an overrun is caught; none when too large to allocate.
@@ -305,17 +305,17 @@ void Phase2(FuzzInput& in, Case& c, SiluGradExecutor* e, uint64_t ws, const Verd
     return;
   }
   const Isa isa = in.Rarely(3) ? static_cast<Isa>(in.Below(5)) : Isa::kAuto;
-  const Status isa_status = SiluGradSetIsa(e, isa);
+  const Status isa_status = CpuSetIsa(e, isa);
   EXPECT(isa_status == (IsaSupported(isa) ? kSuccess : kErrParamInvalid), "SetIsa returned " + std::to_string(isa_status));
   const int chunk_mode = in.Below(8);
   if (chunk_mode >= 5) {
     const int64_t chunk = chunk_mode == 5 ? 1 + in.Below(100) : chunk_mode == 6 ? 1 + in.Below(250) * 20
                                                                                 : in.Pick(kHostileChunks);
-    const Status s = SiluGradSetChunkElements(e, chunk);
+    const Status s = CpuSetChunkElements(e, chunk);
     EXPECT(s == (chunk >= 1 ? kSuccess : kErrParamInvalid), "SetChunkElements returned " + std::to_string(s));
   }
   const bool repeatable = in.Rarely(5);
-  if (repeatable) EXPECT(SiluGradSetRepeatable(e) == kSuccess, "SetRepeatable failed");
+  if (repeatable) EXPECT(CpuSetRepeatable(e) == kSuccess, "SetRepeatable failed");
   const int ws_mode = workspace == nullptr ? 15 : in.Below(16);
   Status s;
   if (ws_mode == 14 && ws > 0) {
@@ -345,7 +345,7 @@ void Phase2(FuzzInput& in, Case& c, SiluGradExecutor* e, uint64_t ws, const Verd
   s = Run(in, e, workspace.get(), ws);
   EXPECT(s == kSuccess, "a repeatable executor's rerun returned " + std::to_string(s));
   CheckResult(c);
-  EXPECT(SiluGradDestroyExecutor(e) == kSuccess, "destroy failed");
+  EXPECT(CpuDestroyExecutor(e) == kSuccess, "destroy failed");
 }
 
 void OneCase(FuzzInput& in, std::mt19937_64& rng) {
@@ -371,8 +371,8 @@ void OneCase(FuzzInput& in, std::mt19937_64& rng) {
   const Verdict v = JudgePhase1(d[0], d[1], d[2], ws_ptr && exec_ptr);
 
   uint64_t ws = 12345;
-  auto* const poison = reinterpret_cast<SiluGradExecutor*>(uintptr_t{0x10});
-  SiluGradExecutor* e = poison;
+  auto* const poison = reinterpret_cast<CpuExecutor*>(uintptr_t{0x10});
+  CpuExecutor* e = poison;
   const Status s = SiluGradGetWorkspaceSize(d[0], d[1], d[2], ws_ptr ? &ws : nullptr, exec_ptr ? &e : nullptr);
   ++tallies.cases;
   tallies.phase1_success += s == kSuccess;
@@ -392,7 +392,7 @@ void OneCase(FuzzInput& in, std::mt19937_64& rng) {
   EXPECT(ws == 0 || (Wide{ws} == 8 * v.self_numel && Wide{ws} <= 8 * v.out_numel),
          "workspace of " + std::to_string(ws) + " bytes is not one double per element of self");
   if (in.Rarely(16)) {  // planned and dropped
-    EXPECT(SiluGradDestroyExecutor(e) == kSuccess, "destroy failed");
+    EXPECT(CpuDestroyExecutor(e) == kSuccess, "destroy failed");
     return;
   }
   Phase2(in, c, e, ws, v);

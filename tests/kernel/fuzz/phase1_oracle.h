@@ -5,7 +5,8 @@
 
 #include <cstdint>
 
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
+#include "silu_grad.h"
 
 namespace jas::fuzz {
 
