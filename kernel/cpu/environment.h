@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
 
 namespace jas {
 

@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
 
 namespace jas {
 

@@ -19,7 +19,6 @@
 
 #include "kernel_test_util.h"
 #include "cpu/helpers.h"
-#include "cpu/silu_grad_cpu.h"
 
 namespace jas::test {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/silu_grad_cpu.h"
+#include "cpu/backend.h"
 
 namespace jas {
 
