@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cpu/testing.h"
+#include "silu_grad.h"
+#include "swiglu_grad.h"
 
 namespace jas::test {
 
