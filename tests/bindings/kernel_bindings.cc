@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/testing.h"
+#include "silu_grad.h"
 #include "thread_parallel.h"
 
 namespace nb = nanobind;
