@@ -51,6 +51,7 @@ def main(argv=None) -> int:
     import jax
     import jax.numpy as jnp
 
+    from jax_ascend_silu.bench import settings_line
     from jax_ascend_silu.bench.elementwise import _xla_silu_grad, fresh_silu_grad, inputs
 
     flush_buffer = np.ones(args.flush_mib << 18, np.float32)
@@ -65,10 +66,7 @@ def main(argv=None) -> int:
         "2 ms spinning": lambda: _spin(0.002),
         "10 ms asleep": lambda: time.sleep(0.010),
     }
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"{cpu}, {os.cpu_count()} cores; JAX_ASCEND_SILU_ISA={os.environ.get('JAX_ASCEND_SILU_ISA', '')} "
-          f"JAX_ASCEND_SILU_THREADS={os.environ.get('JAX_ASCEND_SILU_THREADS', '')} "
-          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}; {args.rounds} rounds x {args.calls} calls per block")
+    print(f"{settings_line()}; {args.rounds} rounds x {args.calls} calls per block")
     print("float32, ms: median over rounds of each block's median call\n")
     print("| n | contender | " + " | ".join(before) + " |")
     print("|---|---|" + "---|" * len(before))

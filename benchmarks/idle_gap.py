@@ -170,10 +170,9 @@ def main(argv=None) -> int:
         runs.append(_spawn(args, one_thread=False))
         if args.one_thread:
             one_thread_runs.append(_spawn(args, one_thread=True))
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"{cpu}, {os.cpu_count()} cores; JAX_ASCEND_SILU_ISA={os.environ.get('JAX_ASCEND_SILU_ISA', '')} "
-          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}; {args.processes} processes x {args.calls} calls; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    from jax_ascend_silu.bench import settings_line
+
+    print(f"{settings_line()}; {args.processes} processes x {args.calls} calls; load average {os.getloadavg()[0]:.2f}")
     print("ms: median over processes of each one's median (range over processes)\n")
     print(table(runs, one_thread_runs))
     if args.json:

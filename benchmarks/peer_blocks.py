@@ -101,11 +101,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import torch
 
+    from jax_ascend_silu.bench import settings_line
+
     res = measure(args.log2_sizes, args.rounds, args.calls, args.gap_ms / 1e3, args.pause_ms / 1e3)
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    print(f"{cpu}, {os.cpu_count()} cores; JAX_ASCEND_SILU_ISA={os.environ.get('JAX_ASCEND_SILU_ISA', '')} "
-          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}; torch {torch.__version__} ({torch.get_num_threads()} "
-          f"threads); {args.rounds} rounds x {args.calls} calls per block; load average {os.getloadavg()[0]:.2f}")
+    print(f"{settings_line()}; torch {torch.__version__} ({torch.get_num_threads()} threads); {args.rounds} rounds "
+          f"x {args.calls} calls per block; load average {os.getloadavg()[0]:.2f}")
     print("ms: median over rounds of each block's median call; ratios: each round's time over ours "
           "(median, range over rounds)\n")
     print("| float32 | ours | XLA autodiff | PyTorch | PyTorch / ours | XLA / ours |")

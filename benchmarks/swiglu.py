@@ -18,19 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> None:
@@ -47,11 +35,12 @@ def main() -> None:
 
     import jax_ascend_silu as jas
     from jax_ascend_silu._ffi import ext
+    from jax_ascend_silu.bench import cpu_name
     from jax_ascend_silu.bench.timing import Contender, measure
 
     gap = args.gap_ms / 1000.0
     rows: list[dict] = []
-    print(f"# {_cpu_name()}, kernel ISA {ext.isa()}, jax {jax.__version__}; each call after a {args.gap_ms:g} ms gap")
+    print(f"# {cpu_name()}, kernel ISA {ext.isa()}, jax {jax.__version__}; each call after a {args.gap_ms:g} ms gap")
 
     def timed(name: str, fn, operands) -> Contender:
         def prepare():
@@ -127,7 +116,7 @@ def main() -> None:
                   flush=True)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"cpu": _cpu_name(), "isa": ext.isa(), "rows": rows}, fh, indent=1)
+            json.dump({"cpu": cpu_name(), "isa": ext.isa(), "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -27,19 +27,34 @@ SWEEP_HEADING = ("SiluGrad, median time (bandwidth); ratios > 1 favour this pack
                  "pair: each call after 2 ms idle, as a program calling once per step sees it")
 
 
+def _read(path) -> str | None:
+    try:
+        return pathlib.Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def cpu_name(cpuinfo: str | None = None) -> str:
+    """The processor's model name, as /proc/cpuinfo gives it: every figure names it."""
+    if cpuinfo is None:
+        cpuinfo = _read("/proc/cpuinfo") or ""
+    return next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+                platform.processor() or "unknown")
+
+
+def settings_line() -> str:
+    """The processor and the settings that change a CPU figure, for a benchmark's first line."""
+    return (f"{cpu_name()}, {os.cpu_count()} cores; JAX_ASCEND_SILU_ISA={os.environ.get('JAX_ASCEND_SILU_ISA', '')} "
+            f"JAX_ASCEND_SILU_THREADS={os.environ.get('JAX_ASCEND_SILU_THREADS', '')} "
+            f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}")
+
+
 def environment() -> dict:
     from .. import __version__
     from .._ffi import ext  # the compiled CPU module
 
-    def read(path):
-        try:
-            return pathlib.Path(path).read_text().strip()
-        except OSError:
-            return None
-
-    cpuinfo = read("/proc/cpuinfo") or ""
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-               platform.processor())
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    cpu = cpu_name(cpuinfo)
     try:
         import torch
 
@@ -54,7 +69,7 @@ def environment() -> dict:
         "cores": os.cpu_count(),
         "kernel_isa": ext.isa(),
         "isa_note": isa_mismatch(ext.isa(), cpuinfo, os.environ.get("XLA_FLAGS", "")),
-        "transparent_hugepage": read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepage": _read("/sys/kernel/mm/transparent_hugepage/enabled"),
         "torch": torch_info,
         "env": {k: v for k, v in os.environ.items() if k.startswith(("JAX_ASCEND_SILU_", "MALLOC_", "XLA_FLAGS"))},
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
