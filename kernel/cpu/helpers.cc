@@ -265,7 +265,8 @@ bool CpuHelpersIdle() {
 Parallel CpuHelpers(int64_t threads) {
   const int64_t cpus = AllowedCpuCount();
   const int64_t workers = std::max<int64_t>(0, std::min(threads, cpus) - 1);
-  if (workers > 0) {
+  // Read first: every call passes here, and only the first need write.
+  if (workers > 0 && helpers_wanted.load(std::memory_order_relaxed) < 0) {
     int64_t unset = -1;
     helpers_wanted.compare_exchange_strong(unset, std::min(threads, cpus), std::memory_order_relaxed);
   }
